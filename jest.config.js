@@ -1,0 +1,18 @@
+// One jest config for the whole repo. Sources are tested as TypeScript through @swc/jest;
+// workspace packages resolve to their src/ so no build is needed before tests.
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] },
+  testMatch: ['**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  moduleNameMapper: {
+    '^@sightline/proto-schemas$': '<rootDir>/proto-schemas/src/index.ts',
+    '^@sightline/proto-schemas/(.*)$': '<rootDir>/proto-schemas/src/$1',
+    '^@sightline/(kit|cli|datagen|tracker)$': '<rootDir>/packages/$1/src/index.ts',
+    '^@sightline/(kit|cli|datagen|tracker)/(.*)$': '<rootDir>/packages/$1/src/$2',
+    '^@sightline/service-(.*)$': '<rootDir>/services/$1/src/index.ts',
+  },
+  testTimeout: 60000,
+  reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.js'],
+};

@@ -1,0 +1,134 @@
+// The bus contract. Two drivers implement it (RabbitMQ and in-process) and one contract
+// suite runs unchanged against both, so a service cannot tell which one it is on.
+
+/** Every fact on the bus travels in this envelope (DESIGN.md "Services"). */
+export interface Envelope<P = unknown> {
+  id: string;
+  type: string;
+  version: number;
+  occurred_at: string;
+  workspace_id: string | null;
+  website_id: string | null;
+  source: string;
+  payload: P;
+}
+
+/** What a publisher supplies; the bus fills in id (when absent), version and occurred_at. */
+export interface PublishInput<P = unknown> {
+  type: string;
+  payload: P;
+  source: string;
+  workspace_id?: string | null;
+  website_id?: string | null;
+  /** Reusing an id on retry lets consumers deduplicate. */
+  id?: string;
+  occurred_at?: string;
+  version?: number;
+}
+
+/**
+ * Schema checks for messages and RPC bodies. The bus calls these on publish and on consume;
+ * each returns null when valid, or a human-readable reason.
+ */
+export interface MessageValidator {
+  validateEnvelope(envelope: Envelope): string | null;
+  validateRpcRequest(method: string, request: unknown): string | null;
+  validateRpcResponse(method: string, response: unknown): string | null;
+}
+
+export type MessageHandler = (envelope: Envelope) => Promise<void>;
+
+export interface ConsumeOptions {
+  /** Owning service; its durable queue is `sightline.<service>` and its dead letters `sightline.<service>.dlq`. */
+  service: string;
+  /** Message types (routing keys) to bind. */
+  types: string[];
+  handler: MessageHandler;
+  /** Unacked messages in flight per consumer. Default 32. */
+  prefetch?: number;
+  /** Attempts before dead-lettering a retryable failure. Default 5. */
+  maxAttempts?: number;
+  /** Delay before a retry, grown per attempt (base * attempt). Default 200 ms. */
+  retryDelayMs?: number;
+}
+
+export interface Consumer {
+  /** Stop taking new messages and wait for in-flight handlers to finish (ack or nack). */
+  drain(): Promise<void>;
+}
+
+export type RpcHandler = (request: unknown) => Promise<unknown>;
+
+export interface ServeRpcOptions {
+  /** Owning service; requests arrive on `sightline.rpc.<service>`. */
+  service: string;
+  /** Method name (`<service>.<verb>`) to handler. */
+  methods: Record<string, RpcHandler>;
+  prefetch?: number;
+}
+
+export interface RpcCallOptions {
+  /** Deadline; past it the call rejects with RpcTimeoutError. Default 10 000 ms. */
+  timeoutMs?: number;
+}
+
+export interface DeadLetter {
+  envelope: Envelope | null;
+  /** Raw body when the message could not be parsed as an envelope. */
+  raw?: string;
+  reason: string;
+  attempts: number;
+}
+
+export interface Bus {
+  readonly driver: 'amqp' | 'memory';
+  /** Resolves once the broker has confirmed the message (persistent, mandatory). */
+  publish<P>(input: PublishInput<P>): Promise<Envelope<P>>;
+  /** Publishes several messages, resolving when all are confirmed. */
+  publishMany(inputs: PublishInput[]): Promise<Envelope[]>;
+  consume(options: ConsumeOptions): Promise<Consumer>;
+  serveRpc(options: ServeRpcOptions): Promise<Consumer>;
+  /** Calls `method` on the service that serves it (the part of the name before the first dot). */
+  rpc<R = unknown>(method: string, request: unknown, options?: RpcCallOptions): Promise<R>;
+  /** Reads (and removes) up to `max` dead letters of a service: for operators and tests. */
+  takeDeadLetters(service: string, max?: number): Promise<DeadLetter[]>;
+  close(): Promise<void>;
+}
+
+/** Thrown by a handler for a failure worth retrying (bounded by maxAttempts, then dead-lettered). */
+export class RetryableError extends Error {
+  override name = 'RetryableError';
+}
+
+/** Thrown by a handler for a failure that retrying cannot fix: straight to the dead-letter queue. */
+export class NonRetryableError extends Error {
+  override name = 'NonRetryableError';
+}
+
+/** An RPC found no reply before its deadline. The gateway answers it with a 503 problem. */
+export class RpcTimeoutError extends Error {
+  override name = 'RpcTimeoutError';
+  constructor(readonly method: string, readonly timeoutMs: number) {
+    super(`RPC ${method} got no reply within ${timeoutMs} ms`);
+  }
+}
+
+/**
+ * An RPC handler threw. `problem` carries the typed domain error across the bus
+ * (kind, status, detail, remediation, allowed) so the gateway can answer it as the spec says.
+ */
+export class RpcRemoteError extends Error {
+  override name = 'RpcRemoteError';
+  constructor(readonly method: string, readonly problem: RemoteProblem) {
+    super(`RPC ${method} failed: ${problem.detail}`);
+  }
+}
+
+export interface RemoteProblem {
+  kind: string;
+  status: number;
+  detail: string;
+  remediation?: string;
+  allowed?: string[];
+  extra?: Record<string, unknown>;
+}
