@@ -16,6 +16,8 @@ export const PROBLEM_KINDS = {
   'not-found': 404,
   'method-not-allowed': 405,
   conflict: 409,
+  /** GET /deals, /pipelines, /companies with no CRM connected (decided: 409, see the OpenAPI document). */
+  'crm-not-connected': 409,
   'payload-too-large': 413,
   'unsupported-media-type': 415,
   'rate-limit-exceeded': 429,

@@ -1,5 +1,5 @@
 // What a service module is. A module declares its needs up front; the runner builds them from
-// config and hands the module only its own handles (no process.env, no globals).
+// config and hands the module only its own handles (no environment reads, no globals).
 import type { Router } from 'express';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';

@@ -132,3 +132,16 @@ export interface RemoteProblem {
   allowed?: string[];
   extra?: Record<string, unknown>;
 }
+
+/** A message or RPC body failed its schema on the sending side: nothing was sent. */
+export class InvalidMessageError extends Error {
+  override name = 'InvalidMessageError';
+}
+
+/** The bus client was closed; calls made (or still waiting) after close end with this. */
+export class BusClosedError extends Error {
+  override name = 'BusClosedError';
+  constructor() {
+    super('bus client is closed');
+  }
+}

@@ -1,0 +1,45 @@
+// Shared helpers: closed-loop load with fixed concurrency, percentiles, and RESULTS.md sections.
+const { existsSync, readFileSync, writeFileSync } = require('node:fs');
+const { join } = require('node:path');
+const os = require('node:os');
+
+/** Runs `request` from `concurrency` loops for `durationMs`; returns latency percentiles and rate. */
+async function closedLoop({ request, concurrency, durationMs, warmupMs = 1000 }) {
+  const warmEnd = Date.now() + warmupMs;
+  await Promise.all(Array.from({ length: concurrency }, async () => { while (Date.now() < warmEnd) await request(); }));
+  const latencies = [];
+  let errors = 0;
+  const start = process.hrtime.bigint();
+  const end = Date.now() + durationMs;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (Date.now() < end) {
+      const t0 = process.hrtime.bigint();
+      const ok = await request();
+      latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      if (!ok) errors += 1;
+    }
+  }));
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  latencies.sort((a, b) => a - b);
+  const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
+  return { requests: latencies.length, errors, perSecond: latencies.length / seconds, p50: pct(50), p95: pct(95), p99: pct(99) };
+}
+
+/** Replaces (or appends) the `## <title>` section of bench/RESULTS.md. */
+function recordSection(title, body) {
+  const file = join(__dirname, 'RESULTS.md');
+  const header = '# Benchmark results\n\nWritten by `npm run bench`; each section is replaced when its benchmark runs again.\n';
+  let text = existsSync(file) ? readFileSync(file, 'utf8') : header;
+  const section = `## ${title}\n\n${body.trim()}\n`;
+  const pattern = new RegExp(`## ${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n[\\s\\S]*?(?=\\n## |$)`);
+  text = pattern.test(text) ? text.replace(pattern, section) : `${text.trimEnd()}\n\n${section}`;
+  writeFileSync(file, text.endsWith('\n') ? text : `${text}\n`);
+}
+
+function machine() {
+  return `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
+}
+
+const fmt = (n, d = 1) => Number(n).toFixed(d);
+
+module.exports = { closedLoop, recordSection, machine, fmt };

@@ -1,0 +1,109 @@
+import { Command } from 'commander';
+import { adminConnection, adminRequest } from './admin-client';
+import { MODULE_REGISTRY } from './registry';
+import { configFromEnvironment, startProcess } from './start';
+
+type Row = Record<string, unknown>;
+
+export async function main(argv: string[]): Promise<void> {
+  const program = new Command('sightline')
+    .description('Sightline: attribution analytics you can host yourself.')
+    .option('--admin-url <url>', 'admin API of a running instance (default: $SIGHTLINE_ADMIN_URL or http://localhost:9090)')
+    .option('--admin-token <token>', 'admin token (default: $SIGHTLINE_ADMIN_TOKEN or ./data/admin-token)');
+
+  program
+    .command('start')
+    .description('run Sightline modules in this process (embedded stores unless server URLs are set)')
+    .option('--target <names>', 'all, or comma-separated module names')
+    .option('--list-targets', 'print the module names and exit')
+    .action(async (opts: { target?: string; listTargets?: boolean }) => {
+      if (opts.listTargets) {
+        for (const entry of MODULE_REGISTRY) process.stdout.write(`${entry.name}${entry.dependsOn.length ? ` (after ${entry.dependsOn.join(', ')})` : ''}\n`);
+        return;
+      }
+      await startProcess(configFromEnvironment(opts.target ? { target: opts.target } : {}));
+    });
+
+  const conn = () => adminConnection(program.opts(), process.env);
+  const print = (value: unknown, json: boolean | undefined, table: () => string) => {
+    process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${table()}\n`);
+  };
+
+  const workspaces = program.command('workspaces').description('manage workspaces');
+  workspaces
+    .command('create')
+    .requiredOption('--name <name>')
+    .option('--timezone <iana>', 'workspace timezone', 'UTC')
+    .option('--currency <code>', 'ISO 4217 currency', 'USD')
+    .option('--plan <plan>', 'free | pro | business | agency | internal', 'free')
+    .option('--json', 'print JSON')
+    .action(async (opts: { name: string; timezone: string; currency: string; plan: string; json?: boolean }) => {
+      const ws = await adminRequest<Row>(conn(), 'POST', '/workspaces', { name: opts.name, timezone: opts.timezone, currency: opts.currency, plan: opts.plan });
+      print(ws, opts.json, () => `workspace ${String(ws['id'])} (${String(ws['name'])}, ${String(ws['timezone'])}, ${String(ws['currency'])}, ${String(ws['plan'])})`);
+    });
+  workspaces
+    .command('list')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const { data } = await adminRequest<{ data: Row[] }>(conn(), 'GET', '/workspaces');
+      print(data, opts.json, () => data.map((w) => `${String(w['id'])}  ${String(w['name'])}  ${String(w['timezone'])}  ${String(w['currency'])}  ${String(w['plan'])}`).join('\n'));
+    });
+
+  const websites = program.command('websites').description('manage websites');
+  websites
+    .command('add')
+    .requiredOption('--workspace <id>')
+    .requiredOption('--domain <domain>')
+    .option('--timezone <iana>', "defaults to the workspace's")
+    .option('--currency <code>', "defaults to the workspace's")
+    .option('--json', 'print JSON')
+    .action(async (opts: { workspace: string; domain: string; timezone?: string; currency?: string; json?: boolean }) => {
+      const site = await adminRequest<Row>(conn(), 'POST', `/workspaces/${encodeURIComponent(opts.workspace)}/websites`, { domain: opts.domain, timezone: opts.timezone, currency: opts.currency });
+      print(site, opts.json, () => `website ${String(site['domain'])} (${String(site['id'])}), tracker id ${String(site['public_id'])}`);
+    });
+  websites
+    .command('list')
+    .requiredOption('--workspace <id>')
+    .option('--json', 'print JSON')
+    .action(async (opts: { workspace: string; json?: boolean }) => {
+      const { data } = await adminRequest<{ data: Row[] }>(conn(), 'GET', `/workspaces/${encodeURIComponent(opts.workspace)}/websites`);
+      print(data, opts.json, () => data.map((w) => `${String(w['domain'])}  ${String(w['id'])}  ${String(w['timezone'])}  ${String(w['currency'])}`).join('\n'));
+    });
+
+  const keys = program.command('keys').description('manage API keys');
+  keys
+    .command('create')
+    .requiredOption('--workspace <id>')
+    .option('--name <name>', 'a label for the key')
+    .option('--scopes <list>', 'comma-separated scopes (default: all, pii:read included)')
+    .option('--plan <plan>', "defaults to the workspace's plan")
+    .option('--websites <domains>', 'comma-separated domains (default: every website of the workspace)')
+    .option('--json', 'print {key, key_id, ...} as JSON')
+    .action(async (opts: { workspace: string; name?: string; scopes?: string; plan?: string; websites?: string; json?: boolean }) => {
+      const created = await adminRequest<Row>(conn(), 'POST', '/keys', {
+        workspace_id: opts.workspace,
+        ...(opts.name ? { name: opts.name } : {}),
+        ...(opts.scopes ? { scopes: opts.scopes } : {}),
+        ...(opts.plan ? { plan: opts.plan } : {}),
+        ...(opts.websites ? { websites: opts.websites } : {}),
+      });
+      print(created, opts.json, () => `${String(created['key'])}\n(key id ${String(created['key_id'])}; shown once: store it now)`);
+    });
+  keys
+    .command('list')
+    .option('--workspace <id>')
+    .option('--json', 'print JSON')
+    .action(async (opts: { workspace?: string; json?: boolean }) => {
+      const query = opts.workspace ? `?workspace_id=${encodeURIComponent(opts.workspace)}` : '';
+      const { data } = await adminRequest<{ data: Row[] }>(conn(), 'GET', `/keys${query}`);
+      print(data, opts.json, () => data.map((k) => `${String(k['key_id'])}  ${String(k['name'])}  ${(k['scopes'] as string[]).join(',')}  ${k['revoked_at'] ? 'revoked' : 'active'}`).join('\n'));
+    });
+  keys
+    .command('revoke <keyId>')
+    .action(async (keyId: string) => {
+      await adminRequest(conn(), 'DELETE', `/keys/${encodeURIComponent(keyId)}`);
+      process.stdout.write(`revoked ${keyId}\n`);
+    });
+
+  await program.parseAsync(argv);
+}

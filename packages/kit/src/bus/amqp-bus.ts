@@ -1,0 +1,538 @@
+// The RabbitMQ driver (amqplib).
+//
+// Topology per namespace: one durable topic exchange `<ns>.events` (routing key = message type);
+// per consuming service a durable queue `<ns>.<service>`, a retry queue `<ns>.<service>.retry`
+// (per-message TTL, dead-lettering back to the service queue) and a dead-letter queue
+// `<ns>.<service>.dlq`; per RPC-serving service a queue `<ns>.rpc.<service>`.
+//
+// Unroutable publishes (returned by the broker because no queue is bound to the type) are legal:
+// a consuming service may simply not be deployed. They are logged as a warning and counted,
+// and `publish` still resolves; the message is gone, as it would be for any topic without
+// subscribers.
+//
+// Retries are per-message TTLs on one queue, so a long delay at the head of the retry queue
+// holds back shorter ones behind it: a retry may come later than asked, never earlier or lost.
+// A message that kills its consumer before any ack is redelivered without counting an attempt.
+import { randomUUID } from 'node:crypto';
+import {
+  connect,
+  type Channel,
+  type ConfirmChannel,
+  type ConsumeMessage,
+  type Message,
+  type Options,
+  type RecoveringChannelModel,
+} from 'amqplib';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { busMetrics, type BusMetrics } from './bus-metrics';
+import {
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_PREFETCH,
+  DEFAULT_RETRY_DELAY_MS,
+  failuresFrom,
+  settleDelivery,
+  type DeliveryPolicy,
+} from './delivery';
+import { decodeDeadLetter, encodeEnvelope } from './envelope';
+import { busNames, DEFAULT_NAMESPACE, HEADER, rpcServiceOf, type BusNames } from './names';
+import { answerRpc, readRpcReply } from './rpc-wire';
+import {
+  BusClosedError,
+  InvalidMessageError,
+  RpcTimeoutError,
+  type Bus,
+  type ConsumeOptions,
+  type Consumer,
+  type DeadLetter,
+  type Envelope,
+  type MessageValidator,
+  type PublishInput,
+  type RpcCallOptions,
+  type ServeRpcOptions,
+} from './types';
+
+export interface AmqpBusOptions {
+  url: string;
+  namespace?: string;
+  validator: MessageValidator;
+  logger: Logger;
+  metrics?: Registry;
+  /** Connection attempts before `connect` gives up at startup (later drops retry forever). Default 3. */
+  connectAttempts?: number;
+}
+
+const REPLY_TO = 'amq.rabbitmq.reply-to';
+const DEFAULT_RPC_TIMEOUT_MS = 10_000;
+const JSON_TYPE = 'application/json';
+
+interface PendingCall {
+  method: string;
+  resolve(value: unknown): void;
+  reject(err: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+/** What the consumers need from their bus; kept narrow so the consumer class stays small. */
+interface ConsumerHost {
+  connection: RecoveringChannelModel;
+  logger: Logger;
+  isClosed(): boolean;
+}
+
+export class AmqpBus implements Bus {
+  readonly driver = 'amqp' as const;
+  readonly namespace: string;
+  private readonly names: BusNames;
+  private readonly validator: MessageValidator;
+  private readonly logger: Logger;
+  private readonly metrics: BusMetrics;
+  private readonly consumers = new Set<AmqpConsumer>();
+  private readonly pending = new Map<string, PendingCall>();
+  private publisher: Promise<ConfirmChannel> | null = null;
+  private rpcChannel: Promise<Channel> | null = null;
+  private closed = false;
+
+  private constructor(
+    private readonly connection: RecoveringChannelModel,
+    options: AmqpBusOptions,
+  ) {
+    this.namespace = options.namespace ?? DEFAULT_NAMESPACE;
+    this.names = busNames(this.namespace);
+    this.validator = options.validator;
+    this.logger = options.logger;
+    this.metrics = busMetrics(options.metrics);
+  }
+
+  /** Connects (retrying a few times) and keeps reconnecting with backoff after any drop. */
+  static async connect(options: AmqpBusOptions): Promise<AmqpBus> {
+    const attempts = Math.max(1, options.connectAttempts ?? 3);
+    let connection: RecoveringChannelModel;
+    try {
+      connection = await connect(options.url, {
+        clientProperties: { connection_name: `sightline-bus` },
+        recovery: { initialDelay: 200, maxDelay: 10_000, initialMaxRetries: attempts - 1 },
+      });
+    } catch (err) {
+      throw new Error(`RabbitMQ is not reachable at ${redactUrl(options.url)}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const bus = new AmqpBus(connection, options);
+    connection.on('error', (err: Error) => options.logger.warn({ err: err.message }, 'bus: connection error'));
+    connection.on('disconnect', (err: Error) => options.logger.warn({ err: err.message }, 'bus: connection lost; reconnecting'));
+    connection.on('connect', () => options.logger.info('bus: connected to RabbitMQ'));
+    connection.on('reconnect-failed', (err: Error) => options.logger.error({ err: err.message }, 'bus: gave up reconnecting'));
+    return bus;
+  }
+
+  async publish<P>(input: PublishInput<P>): Promise<Envelope<P>> {
+    const [envelope] = await this.publishMany([input]);
+    return envelope as Envelope<P>;
+  }
+
+  async publishMany(inputs: PublishInput[]): Promise<Envelope[]> {
+    this.assertOpen();
+    const encoded = inputs.map((input) => encodeEnvelope(input, this.validator));
+    const channel = await this.getPublisher();
+    await Promise.all(
+      encoded.map(({ envelope, body }) =>
+        confirmPublish(channel, this.names.exchange, envelope.type, Buffer.from(body), {
+          persistent: true,
+          mandatory: true,
+          contentType: JSON_TYPE,
+          messageId: envelope.id,
+          type: envelope.type,
+          appId: envelope.source,
+          timestamp: Math.floor(Date.now() / 1000),
+        }).then(() => this.metrics.count('published', envelope.source)),
+      ),
+    );
+    return encoded.map((e) => e.envelope);
+  }
+
+  async consume(options: ConsumeOptions): Promise<Consumer> {
+    this.assertOpen();
+    const { service } = options;
+    const queue = this.names.serviceQueue(service);
+    const retryQueue = this.names.retryQueue(service);
+    const deadQueue = this.names.deadLetterQueue(service);
+    const policy: DeliveryPolicy = {
+      handler: options.handler,
+      validator: this.validator,
+      maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+      retryDelayMs: options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS,
+      logger: this.logger,
+      service,
+    };
+    const consumer = new AmqpConsumer(this.host(), options.prefetch ?? DEFAULT_PREFETCH, {
+      declare: async (ch) => {
+        await ch.assertExchange(this.names.exchange, 'topic', { durable: true });
+        await ch.assertQueue(deadQueue, { durable: true });
+        await ch.assertQueue(retryQueue, { durable: true, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': queue } });
+        // Anything the broker itself rejects or expires lands in the DLQ rather than vanishing.
+        await ch.assertQueue(queue, { durable: true, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': deadQueue } });
+        for (const type of options.types) await ch.bindQueue(queue, this.names.exchange, type);
+        return queue;
+      },
+      handle: (ch, msg) => this.handleEvent(ch, msg, policy, retryQueue, deadQueue),
+    });
+    await this.startConsumer(consumer);
+    return consumer;
+  }
+
+  async serveRpc(options: ServeRpcOptions): Promise<Consumer> {
+    this.assertOpen();
+    const queue = this.names.rpcQueue(options.service);
+    const ctx = { methods: options.methods, validator: this.validator, logger: this.logger, service: options.service };
+    const consumer = new AmqpConsumer(this.host(), options.prefetch ?? DEFAULT_PREFETCH, {
+      // Not durable: a request is worthless after its deadline, so a broker restart may drop them.
+      declare: async (ch) => (await ch.assertQueue(queue, { durable: false }), queue),
+      handle: async (ch, msg) => {
+        const headers = msg.properties.headers ?? {};
+        const method = String(headers[HEADER.method] ?? msg.properties.type ?? '');
+        const deadline = Number(headers[HEADER.deadline] ?? 0);
+        const replyTo: unknown = msg.properties.replyTo;
+        const correlationId: unknown = msg.properties.correlationId;
+        if (deadline > 0 && Date.now() > deadline) {
+          this.logger.debug({ method }, 'bus: rpc request past its deadline; skipped');
+        } else if (typeof replyTo === 'string' && typeof correlationId === 'string') {
+          const body = await answerRpc(method, msg.content.toString('utf8'), ctx);
+          ch.sendToQueue(replyTo, Buffer.from(body), { correlationId, contentType: JSON_TYPE });
+        } else {
+          this.logger.warn({ method }, 'bus: rpc request without reply-to; dropped');
+        }
+        ch.ack(msg);
+      },
+    });
+    await this.startConsumer(consumer);
+    return consumer;
+  }
+
+  async rpc<R = unknown>(method: string, request: unknown, options?: RpcCallOptions): Promise<R> {
+    this.assertOpen();
+    const queue = this.names.rpcQueue(rpcServiceOf(method));
+    const body = JSON.stringify(request);
+    const problem = this.validator.validateRpcRequest(method, body === undefined ? undefined : JSON.parse(body));
+    if (problem !== null) throw new InvalidMessageError(`RPC ${method} request is invalid: ${problem}`);
+    const timeoutMs = options?.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
+    const correlationId = randomUUID();
+    return new Promise<R>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(correlationId);
+        reject(new RpcTimeoutError(method, timeoutMs));
+      }, timeoutMs);
+      this.pending.set(correlationId, { method, resolve: resolve as (v: unknown) => void, reject, timer });
+      const deadline = Date.now() + timeoutMs;
+      // Any failure to send is left to the deadline: the caller sees one kind of outcome.
+      this.getRpcChannel()
+        .then((ch) => {
+          if (!this.pending.has(correlationId)) return;
+          ch.sendToQueue(queue, Buffer.from(body ?? 'null'), {
+            correlationId,
+            replyTo: REPLY_TO,
+            // The broker drops a request nobody took in time, so no server works on a dead call.
+            expiration: String(Math.max(1, deadline - Date.now())),
+            contentType: JSON_TYPE,
+            type: method,
+            headers: { [HEADER.method]: method, [HEADER.deadline]: deadline },
+          });
+        })
+        .catch((err: unknown) => this.logger.warn({ method, err: String(err) }, 'bus: rpc request not sent'));
+    });
+  }
+
+  async takeDeadLetters(service: string, max = 100): Promise<DeadLetter[]> {
+    this.assertOpen();
+    const queue = this.names.deadLetterQueue(service);
+    const ch = await this.connection.createChannel();
+    ch.on('error', () => undefined);
+    try {
+      await ch.assertQueue(queue, { durable: true });
+      const letters: DeadLetter[] = [];
+      while (letters.length < max) {
+        const msg = await ch.get(queue, { noAck: false });
+        if (msg === false) break;
+        letters.push(decodeDeadLetter(msg.content.toString('utf8'), msg.properties.headers ?? {}));
+        ch.ack(msg);
+      }
+      return letters;
+    } finally {
+      await ch.close().catch(() => undefined);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const call of this.pending.values()) {
+      clearTimeout(call.timer);
+      call.reject(new BusClosedError());
+    }
+    this.pending.clear();
+    for (const consumer of this.consumers) consumer.stop();
+    this.consumers.clear();
+    // Closing the connection hands unacked deliveries back to the broker for redelivery.
+    await this.connection.close().catch((err: unknown) => this.logger.warn({ err: String(err) }, 'bus: close failed'));
+  }
+
+  private host(): ConsumerHost {
+    return { connection: this.connection, logger: this.logger, isClosed: () => this.closed };
+  }
+
+  private async startConsumer(consumer: AmqpConsumer): Promise<void> {
+    this.consumers.add(consumer);
+    consumer.onStopped = () => this.consumers.delete(consumer);
+    try {
+      await consumer.start();
+    } catch (err) {
+      consumer.stop();
+      throw err;
+    }
+  }
+
+  private async handleEvent(ch: ConfirmChannel, msg: ConsumeMessage, policy: DeliveryPolicy, retryQueue: string, deadQueue: string): Promise<void> {
+    const service = policy.service;
+    const headers = copyHeaders(msg.properties.headers);
+    const outcome = await settleDelivery(msg.content.toString('utf8'), failuresFrom(headers, HEADER.failures), policy);
+    const props: Options.Publish = {
+      persistent: true,
+      contentType: JSON_TYPE,
+      messageId: msg.properties.messageId as string | undefined,
+      type: msg.properties.type as string | undefined,
+      appId: msg.properties.appId as string | undefined,
+    };
+    if (outcome.kind === 'retry') {
+      await confirmPublish(ch, '', retryQueue, msg.content, {
+        ...props,
+        headers: { ...headers, [HEADER.failures]: outcome.attempts },
+        expiration: String(Math.max(1, outcome.delayMs)),
+      });
+      this.metrics.count('retried', service);
+    } else if (outcome.kind === 'dead') {
+      await confirmPublish(ch, '', deadQueue, msg.content, {
+        ...props,
+        headers: { ...headers, [HEADER.failures]: outcome.attempts, [HEADER.reason]: outcome.reason },
+      });
+      this.metrics.count('dead_lettered', service);
+    } else {
+      this.metrics.count('consumed', service);
+    }
+    // Only now: the retry or dead letter is safely with the broker.
+    ch.ack(msg);
+  }
+
+  private getPublisher(): Promise<ConfirmChannel> {
+    if (!this.publisher) {
+      const opening = (async () => {
+        const ch = await this.connection.createConfirmChannel();
+        ch.on('error', (err: Error) => this.logger.warn({ err: err.message }, 'bus: publish channel error'));
+        ch.on('close', () => {
+          if (this.publisher === opening) this.publisher = null;
+        });
+        ch.on('return', (msg: Message) => {
+          this.metrics.count('unroutable', String(msg.properties.appId ?? 'unknown'));
+          this.logger.warn({ type: msg.fields.routingKey, id: msg.properties.messageId }, 'bus: message unroutable (no consumer queue bound to its type); dropped');
+        });
+        await ch.assertExchange(this.names.exchange, 'topic', { durable: true });
+        return ch;
+      })();
+      this.publisher = opening;
+      opening.catch(() => {
+        if (this.publisher === opening) this.publisher = null;
+      });
+    }
+    return this.publisher;
+  }
+
+  private getRpcChannel(): Promise<Channel> {
+    if (!this.rpcChannel) {
+      const opening = (async () => {
+        const ch = await this.connection.createChannel();
+        ch.on('error', (err: Error) => this.logger.warn({ err: err.message }, 'bus: rpc channel error'));
+        // Replies go to this channel only; calls still waiting on a closed one end at their deadline.
+        ch.on('close', () => {
+          if (this.rpcChannel === opening) this.rpcChannel = null;
+        });
+        await ch.consume(REPLY_TO, (msg) => msg && this.onReply(msg), { noAck: true });
+        return ch;
+      })();
+      this.rpcChannel = opening;
+      opening.catch(() => {
+        if (this.rpcChannel === opening) this.rpcChannel = null;
+      });
+    }
+    return this.rpcChannel;
+  }
+
+  private onReply(msg: ConsumeMessage): void {
+    const correlationId: unknown = msg.properties.correlationId;
+    const call = typeof correlationId === 'string' ? this.pending.get(correlationId) : undefined;
+    if (!call || typeof correlationId !== 'string') return; // late reply to a call that already timed out
+    this.pending.delete(correlationId);
+    clearTimeout(call.timer);
+    try {
+      call.resolve(readRpcReply(call.method, msg.content.toString('utf8'), this.validator));
+    } catch (err) {
+      call.reject(err as Error);
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new BusClosedError();
+  }
+}
+
+interface ConsumerSetup {
+  /** Declares the topology and returns the queue to consume. */
+  declare(ch: ConfirmChannel): Promise<string>;
+  /** Settles the message (ack, or republish then ack); a throw leaves it to the broker. */
+  handle(ch: ConfirmChannel, msg: ConsumeMessage): Promise<void>;
+}
+
+/** One consumer on its own confirm channel; re-subscribes after the channel or connection drops. */
+class AmqpConsumer implements Consumer {
+  private channel: ConfirmChannel | null = null;
+  private consumerTag: string | null = null;
+  private readonly inflight = new Set<Promise<void>>();
+  private state: 'running' | 'draining' | 'stopped' = 'running';
+  private restartDelay = 100;
+  private restartTimer: NodeJS.Timeout | null = null;
+  onStopped: () => void = () => undefined;
+
+  constructor(
+    private readonly host: ConsumerHost,
+    private readonly prefetch: number,
+    private readonly setup: ConsumerSetup,
+  ) {}
+
+  async start(): Promise<void> {
+    const ch = await this.host.connection.createConfirmChannel();
+    ch.on('error', (err: Error) => this.host.logger.warn({ err: err.message }, 'bus: consumer channel error'));
+    ch.on('close', () => {
+      if (this.channel !== ch) return;
+      this.channel = null;
+      this.consumerTag = null;
+      this.scheduleRestart();
+    });
+    try {
+      await ch.prefetch(this.prefetch);
+      const queue = await this.setup.declare(ch);
+      this.channel = ch;
+      const { consumerTag } = await ch.consume(queue, (msg) => this.onMessage(ch, msg), { noAck: false });
+      this.consumerTag = consumerTag;
+      this.restartDelay = 100;
+    } catch (err) {
+      this.channel = null;
+      await ch.close().catch(() => undefined);
+      throw err;
+    }
+    if (this.state !== 'running') await ch.close().catch(() => undefined);
+  }
+
+  async drain(): Promise<void> {
+    if (this.state === 'running') {
+      this.state = 'draining';
+      this.clearRestart();
+      const ch = this.channel;
+      if (ch && this.consumerTag) await ch.cancel(this.consumerTag).catch(() => undefined);
+    }
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    const ch = this.channel;
+    this.channel = null;
+    if (ch) await ch.close().catch(() => undefined);
+    this.state = 'stopped';
+    this.onStopped();
+  }
+
+  /** Stops without waiting (the bus is closing its connection). */
+  stop(): void {
+    this.state = 'stopped';
+    this.clearRestart();
+    this.channel = null;
+  }
+
+  private onMessage(ch: ConfirmChannel, msg: ConsumeMessage | null): void {
+    if (msg === null) {
+      // The broker cancelled us (queue deleted): declare again and resubscribe.
+      this.host.logger.warn('bus: consumer cancelled by the broker; resubscribing');
+      if (this.channel === ch) {
+        this.channel = null;
+        void ch.close().catch(() => undefined);
+        this.scheduleRestart();
+      }
+      return;
+    }
+    if (this.state !== 'running') {
+      // Arrived while draining: hand it back for another consumer.
+      safely(() => ch.nack(msg, false, true));
+      return;
+    }
+    const run = this.setup
+      .handle(ch, msg)
+      .catch((err: unknown) => {
+        // The channel died or the broker refused the republish: without an ack the broker redelivers.
+        this.host.logger.warn({ err: String(err) }, 'bus: could not settle a message; it will be redelivered');
+        safely(() => ch.nack(msg, false, true));
+      })
+      .finally(() => this.inflight.delete(run));
+    this.inflight.add(run);
+  }
+
+  private scheduleRestart(): void {
+    if (this.state !== 'running' || this.host.isClosed() || this.restartTimer) return;
+    const delay = this.restartDelay;
+    this.restartDelay = Math.min(this.restartDelay * 2, 10_000);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      if (this.state !== 'running' || this.host.isClosed()) return;
+      this.start().catch((err: unknown) => {
+        this.host.logger.warn({ err: String(err) }, 'bus: resubscribe failed; retrying');
+        this.scheduleRestart();
+      });
+    }, delay);
+  }
+
+  private clearRestart(): void {
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = null;
+  }
+}
+
+function confirmPublish(ch: ConfirmChannel, exchange: string, routingKey: string, content: Buffer, options: Options.Publish): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    try {
+      ch.publish(exchange, routingKey, content, options, (err: unknown) =>
+        err ? reject(err instanceof Error ? err : new Error(`broker refused the message: ${String(err)}`)) : resolve(),
+      );
+    } catch (err) {
+      reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  });
+}
+
+// Broker-written dead-letter headers must not be sent back by a client.
+function copyHeaders(headers: Record<string, unknown> | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(headers ?? {})) {
+    if (key === 'x-death' || key.startsWith('x-first-death-') || key.startsWith('x-last-death-')) continue;
+    out[key] = value;
+  }
+  return out;
+}
+
+function safely(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // The channel is already closed; the broker requeues on its own.
+  }
+}
+
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '<unparseable url>';
+  }
+}

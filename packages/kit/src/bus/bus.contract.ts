@@ -1,0 +1,391 @@
+// The bus contract: one suite, run unchanged against every driver (memory-bus.test.ts,
+// amqp-bus.int.test.ts). A service must not be able to tell which driver it runs on.
+import { ProblemError } from '../errors';
+import { permissiveValidator, testValidator } from './bus.test-fixtures';
+import {
+  InvalidMessageError,
+  NonRetryableError,
+  RetryableError,
+  RpcRemoteError,
+  RpcTimeoutError,
+  type Bus,
+  type DeadLetter,
+  type Envelope,
+  type MessageValidator,
+} from './types';
+
+/** Creates a new client on the suite's shared broker and namespace. */
+export type MakeBus = (options?: { validator?: MessageValidator }) => Promise<Bus>;
+
+export interface ContractNames {
+  /** Every service name the suite consumed or served as, for drivers that must delete queues. */
+  services: string[];
+}
+
+export interface ContractOptions {
+  /** Runs after the suite, with the names it used (delete queues, exchanges). */
+  cleanup?: (used: ContractNames) => Promise<void>;
+}
+
+const SOURCE = 'contract-test';
+
+export function describeBusContract(name: string, makeBus: MakeBus, options: ContractOptions = {}): void {
+  describe(`bus contract: ${name}`, () => {
+    const open: Bus[] = [];
+    const used: ContractNames = { services: [] };
+    const client = async (opts?: { validator?: MessageValidator }): Promise<Bus> => {
+      const bus = await makeBus(opts);
+      open.push(bus);
+      return bus;
+    };
+    const service = (): string => {
+      const s = `svc-${uid()}`;
+      used.services.push(s);
+      return s;
+    };
+
+    afterEach(async () => {
+      await Promise.all(open.splice(0).map((bus) => bus.close().catch(() => undefined)));
+    });
+    afterAll(async () => {
+      if (options.cleanup) await options.cleanup(used);
+    });
+
+    describe('publish and consume', () => {
+      it('routes by type: one copy per consuming service, competing consumers within a service', async () => {
+        const t = uid();
+        const ping = `test.${t}.ping`;
+        const pong = `test.${t}.pong`;
+        const a = service();
+        const b = service();
+        const gotA1: Envelope[] = [];
+        const gotA2: Envelope[] = [];
+        const gotB: Envelope[] = [];
+        const slowly = (list: Envelope[]) => async (e: Envelope) => {
+          list.push(e);
+          await sleep(5);
+        };
+        await (await client()).consume({ service: a, types: [ping], prefetch: 1, handler: slowly(gotA1) });
+        await (await client()).consume({ service: a, types: [ping], prefetch: 1, handler: slowly(gotA2) });
+        await (await client()).consume({ service: b, types: [ping, pong], handler: async (e) => void gotB.push(e) });
+        const pub = await client();
+        const pings = await pub.publishMany(range(10).map((n) => ({ type: ping, payload: { n }, source: SOURCE })));
+        const pongs = await pub.publishMany(range(3).map((n) => ({ type: pong, payload: { text: `t${n}` }, source: SOURCE })));
+
+        await waitFor(() => gotA1.length + gotA2.length >= 10 && gotB.length >= 13, 'all copies delivered');
+        await sleep(100); // room for a duplicate to show up, if there were one
+        expect(ids([...gotA1, ...gotA2])).toEqual(ids(pings));
+        expect(ids(gotB)).toEqual(ids([...pings, ...pongs]));
+        expect(gotA1.length).toBeGreaterThan(0);
+        expect(gotA2.length).toBeGreaterThan(0);
+      });
+
+      it('fills in the envelope and delivers exactly its JSON form', async () => {
+        const ping = `test.${uid()}.ping`;
+        const got: Envelope[] = [];
+        await (await client()).consume({ service: service(), types: [ping], handler: async (e) => void got.push(e) });
+        const sent = await (await client()).publish({
+          type: ping,
+          payload: { n: 1, at: new Date(0), gone: undefined },
+          source: SOURCE,
+          workspace_id: 'ws_1',
+        });
+        expect(sent).toMatchObject({ type: ping, version: 1, source: SOURCE, workspace_id: 'ws_1', website_id: null });
+        expect(typeof sent.id).toBe('string');
+        expect(Number.isNaN(Date.parse(sent.occurred_at))).toBe(false);
+        await waitFor(() => got.length === 1, 'delivery');
+        expect(got[0]).toEqual(sent);
+        expect(got[0]?.payload).toEqual({ n: 1, at: '1970-01-01T00:00:00.000Z' });
+      });
+
+      it('rejects a schema-invalid publish and sends nothing', async () => {
+        const ping = `test.${uid()}.ping`;
+        const got: Envelope[] = [];
+        await (await client()).consume({ service: service(), types: [ping], handler: async (e) => void got.push(e) });
+        const pub = await client();
+        await expect(pub.publish({ type: ping, payload: { n: 'one' }, source: SOURCE })).rejects.toBeInstanceOf(InvalidMessageError);
+        await expect(
+          pub.publishMany([
+            { type: ping, payload: { n: 1 }, source: SOURCE },
+            { type: ping, payload: {}, source: SOURCE },
+          ]),
+        ).rejects.toBeInstanceOf(InvalidMessageError);
+        await expect(pub.publish({ type: 'not.in.catalog', payload: {}, source: SOURCE })).rejects.toBeInstanceOf(InvalidMessageError);
+        const ok = await pub.publish({ type: ping, payload: { n: 2 }, source: SOURCE });
+        await waitFor(() => got.length >= 1, 'the valid message');
+        await sleep(100);
+        expect(ids(got)).toEqual([ok.id]);
+      });
+    });
+
+    describe('at-least-once delivery', () => {
+      it('redelivers a message whose consumer died before acking to another client of the service', async () => {
+        const ping = `test.${uid()}.ping`;
+        const s = service();
+        const crashed = await client();
+        const received = deferred<Envelope>();
+        const release = deferred<void>();
+        await crashed.consume({
+          service: s,
+          types: [ping],
+          handler: async (e) => {
+            received.resolve(e);
+            await release.promise; // never finishes while the client is alive
+          },
+        });
+        const sent = await (await client()).publish({ type: ping, payload: { n: 1 }, source: SOURCE });
+        expect((await withTimeout(received.promise, 5000, 'first delivery')).id).toBe(sent.id);
+
+        await crashed.close();
+        const survivor = await client();
+        const redelivered = deferred<Envelope>();
+        await survivor.consume({ service: s, types: [ping], handler: async (e) => redelivered.resolve(e) });
+        expect((await withTimeout(redelivered.promise, 5000, 'redelivery')).id).toBe(sent.id);
+        release.resolve();
+      });
+
+      it('redelivers a message whose handler threw', async () => {
+        const ping = `test.${uid()}.ping`;
+        const s = service();
+        const seen: string[] = [];
+        const bus = await client();
+        await bus.consume({
+          service: s,
+          types: [ping],
+          retryDelayMs: 10,
+          handler: async (e) => {
+            seen.push(e.id);
+            if (seen.length === 1) throw new RetryableError('flaky dependency');
+          },
+        });
+        const sent = await (await client()).publish({ type: ping, payload: { n: 1 }, source: SOURCE });
+        await waitFor(() => seen.length >= 2, 'the retry');
+        await sleep(100);
+        expect(seen).toEqual([sent.id, sent.id]);
+        expect(await bus.takeDeadLetters(s)).toEqual([]);
+      });
+    });
+
+    describe('dead letters', () => {
+      it('dead-letters after maxAttempts failures, with the attempt count and reason', async () => {
+        const ping = `test.${uid()}.ping`;
+        const s = service();
+        let calls = 0;
+        const bus = await client();
+        await bus.consume({
+          service: s,
+          types: [ping],
+          maxAttempts: 3,
+          retryDelayMs: 10,
+          handler: async () => {
+            calls += 1;
+            throw new Error('boom');
+          },
+        });
+        const sent = await (await client()).publish({ type: ping, payload: { n: 1 }, source: SOURCE });
+        const letters = await takeAtLeast(bus, s, 1);
+        expect(letters).toHaveLength(1);
+        expect(letters[0]?.envelope?.id).toBe(sent.id);
+        expect(letters[0]?.attempts).toBe(3);
+        expect(letters[0]?.reason).toContain('boom');
+        await sleep(100);
+        expect(calls).toBe(3);
+      });
+
+      it('dead-letters a NonRetryableError at once', async () => {
+        const ping = `test.${uid()}.ping`;
+        const s = service();
+        let calls = 0;
+        const bus = await client();
+        await bus.consume({
+          service: s,
+          types: [ping],
+          retryDelayMs: 10,
+          handler: async () => {
+            calls += 1;
+            throw new NonRetryableError('bad input');
+          },
+        });
+        const sent = await (await client()).publish({ type: ping, payload: { n: 1 }, source: SOURCE });
+        const letters = await takeAtLeast(bus, s, 1);
+        expect(letters[0]).toMatchObject({ attempts: 1, envelope: { id: sent.id } });
+        expect(letters[0]?.reason).toContain('bad input');
+        expect(calls).toBe(1);
+      });
+
+      it('dead-letters a message that fails its schema on consume, without calling the handler', async () => {
+        const ping = `test.${uid()}.ping`;
+        const s = service();
+        let calls = 0;
+        const bus = await client();
+        await bus.consume({ service: s, types: [ping], handler: async () => void (calls += 1) });
+        const loose = await client({ validator: permissiveValidator });
+        const sent = await loose.publish({ type: ping, payload: { n: 'not a number' }, source: SOURCE });
+        const letters = await takeAtLeast(bus, s, 1);
+        expect(letters[0]).toMatchObject({ attempts: 1, envelope: { id: sent.id, payload: { n: 'not a number' } } });
+        expect(letters[0]?.reason).toMatch(/schema/);
+        expect(calls).toBe(0);
+      });
+    });
+
+    describe('rpc', () => {
+      it('round-trips a request', async () => {
+        const r = service();
+        await (await client()).serveRpc({
+          service: r,
+          methods: { [`${r}.echo`]: async (req) => ({ text: `${(req as { text: string }).text}!` }) },
+        });
+        const caller = await client();
+        await expect(caller.rpc(`${r}.echo`, { text: 'hi' }, { timeoutMs: 5000 })).resolves.toEqual({ text: 'hi!' });
+        await expect(caller.rpc(`${r}.echo`, { text: 5 })).rejects.toBeInstanceOf(InvalidMessageError);
+      });
+
+      it('carries a ProblemError back as RpcRemoteError, and hides other errors', async () => {
+        const r = service();
+        await (await client()).serveRpc({
+          service: r,
+          methods: {
+            [`${r}.forbid`]: async () => {
+              throw new ProblemError('method-not-allowed', { detail: 'Only reads here.', remediation: 'Use GET.', allowed: ['GET', 'HEAD'] });
+            },
+            [`${r}.crash`]: async () => {
+              throw new Error('connection string postgres://admin:hunter2@db');
+            },
+          },
+        });
+        const caller = await client();
+        const forbidden = await caller.rpc(`${r}.forbid`, {}, { timeoutMs: 5000 }).catch((e: unknown) => e);
+        expect(forbidden).toBeInstanceOf(RpcRemoteError);
+        expect((forbidden as RpcRemoteError).problem).toEqual({
+          kind: 'method-not-allowed',
+          status: 405,
+          detail: 'Only reads here.',
+          remediation: 'Use GET.',
+          allowed: ['GET', 'HEAD'],
+        });
+        const crashed = await caller.rpc(`${r}.crash`, {}, { timeoutMs: 5000 }).catch((e: unknown) => e);
+        expect(crashed).toBeInstanceOf(RpcRemoteError);
+        const problem = (crashed as RpcRemoteError).problem;
+        expect(problem).toMatchObject({ kind: 'internal', status: 500 });
+        expect(JSON.stringify(problem)).not.toContain('hunter2');
+      });
+
+      it('rejects with RpcTimeoutError by its deadline when the server is slow', async () => {
+        const r = service();
+        await (await client()).serveRpc({ service: r, methods: { [`${r}.slow`]: async () => sleep(1000).then(() => ({})) } });
+        const started = Date.now();
+        await expect((await client()).rpc(`${r}.slow`, {}, { timeoutMs: 300 })).rejects.toBeInstanceOf(RpcTimeoutError);
+        expect(Date.now() - started).toBeLessThan(900);
+      });
+
+      it('rejects with RpcTimeoutError by its deadline when nobody serves the method', async () => {
+        const started = Date.now();
+        await expect((await client()).rpc(`${service()}.anything`, {}, { timeoutMs: 300 })).rejects.toBeInstanceOf(RpcTimeoutError);
+        const elapsed = Date.now() - started;
+        expect(elapsed).toBeGreaterThanOrEqual(250);
+        expect(elapsed).toBeLessThan(900);
+      });
+
+      it('does not run a request whose deadline passed while it waited', async () => {
+        const r = service();
+        let calls = 0;
+        await (await client()).serveRpc({
+          service: r,
+          prefetch: 1,
+          methods: {
+            [`${r}.busy`]: async () => {
+              calls += 1;
+              await sleep(300);
+              return {};
+            },
+          },
+        });
+        const caller = await client();
+        const first = caller.rpc(`${r}.busy`, {}, { timeoutMs: 3000 });
+        await sleep(50); // the first call now occupies the only prefetch slot
+        await expect(caller.rpc(`${r}.busy`, {}, { timeoutMs: 100 })).rejects.toBeInstanceOf(RpcTimeoutError);
+        await expect(first).resolves.toEqual({});
+        await sleep(150);
+        expect(calls).toBe(1);
+      });
+    });
+
+    describe('drain', () => {
+      it('waits for an in-flight handler and then takes no more messages', async () => {
+        const ping = `test.${uid()}.ping`;
+        const started = deferred<void>();
+        let calls = 0;
+        let finished = false;
+        const consumer = await (await client()).consume({
+          service: service(),
+          types: [ping],
+          handler: async () => {
+            calls += 1;
+            started.resolve();
+            await sleep(200);
+            finished = true;
+          },
+        });
+        const pub = await client();
+        await pub.publish({ type: ping, payload: { n: 1 }, source: SOURCE });
+        await withTimeout(started.promise, 5000, 'the handler to start');
+        await consumer.drain();
+        expect(finished).toBe(true);
+        await pub.publish({ type: ping, payload: { n: 2 }, source: SOURCE });
+        await sleep(150);
+        expect(calls).toBe(1);
+      });
+    });
+  });
+}
+
+async function takeAtLeast(bus: Bus, service: string, n: number): Promise<DeadLetter[]> {
+  const letters: DeadLetter[] = [];
+  await waitFor(async () => {
+    letters.push(...(await bus.takeDeadLetters(service)));
+    return letters.length >= n;
+  }, `${n} dead letter(s) of ${service}`);
+  return letters;
+}
+
+function uid(): string {
+  return Math.random().toString(36).slice(2, 10);
+}
+
+function range(n: number): number[] {
+  return Array.from({ length: n }, (_, i) => i);
+}
+
+function ids(list: Envelope[]): string[] {
+  return list.map((e) => e.id).sort();
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+function deferred<T>(): { promise: Promise<T>; resolve(value: T): void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,32 @@
+// Picks the bus driver from a URL: amqp(s):// is RabbitMQ, memory://<name> (or nothing) is the
+// in-process broker of that name.
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { AmqpBus } from './amqp-bus';
+import { MemoryBus } from './memory-bus';
+import type { Bus, MessageValidator } from './types';
+
+export interface CreateBusOptions {
+  /** `amqp://…`, `amqps://…`, `memory://<broker name>`; absent means `memory://default`. */
+  url?: string;
+  namespace?: string;
+  validator: MessageValidator;
+  logger: Logger;
+  metrics?: Registry;
+}
+
+export async function createBus(options: CreateBusOptions): Promise<Bus> {
+  const { url, ...rest } = options;
+  if (url === undefined || url.startsWith('memory://')) {
+    const name = url === undefined ? '' : url.slice('memory://'.length);
+    return new MemoryBus({ ...rest, broker: name === '' ? 'default' : name });
+  }
+  if (url.startsWith('amqp://') || url.startsWith('amqps://')) return AmqpBus.connect({ ...rest, url });
+  throw new Error(`bus url must start with amqp://, amqps:// or memory:// (got "${url.split('://')[0] ?? ''}://…")`);
+}
+
+export { AmqpBus, type AmqpBusOptions } from './amqp-bus';
+export { MemoryBus, type MemoryBusOptions } from './memory-bus';
+export { MemoryBroker } from './memory-broker';
+export { busNames, rpcServiceOf, DEFAULT_NAMESPACE, type BusNames } from './names';
+export * from './types';

@@ -1,0 +1,12 @@
+export * from './bus/types';
+export { createBus } from './bus';
+export * from './stores/types';
+export { createStoreProvider } from './stores';
+export { runClickHouseMigrations, runSqlMigrations } from './stores/migrations';
+export * from './errors';
+export * from './module';
+export { loadConfig, isEmbedded, ConfigError, type SightlineConfig } from './config';
+export { createLogger, type Logger } from './logger';
+export { startModules, type RunningProcess, type StartOptions } from './runner';
+export { renderProblem, sendProblem, PROBLEM_TITLES, type ProblemDocument, type RenderedProblem } from './http/problem';
+export { requestIdMiddleware, requestIdOf, REQUEST_ID_HEADER } from './http/request-id';

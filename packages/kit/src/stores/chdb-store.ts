@@ -1,0 +1,126 @@
+// ClickHouseStore on chDB (ClickHouse as an in-process library), the embedded driver.
+//
+// chDB binds one data directory per process; the registry below enforces it with a clear error.
+// How each service stays inside its own database: chDB allows several connections (Sessions) to
+// the bound directory, each with its own current database and settings, and runs statements on
+// different connections in parallel (measured: two heavy scans on two connections took as long
+// as one, on a single connection twice as long). So every store opens its own connection and
+// issues `USE <database>` once. That beats one shared connection with a lock and a `USE` per
+// switch, which would serialise all services; chDB has no per-query "default database" setting.
+// Only the async chDB calls are used: the sync ones block the event loop.
+import { mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Session } from 'chdb';
+import { COMMON_SETTINGS, normaliseParams, parseJsonEachRow, toJsonEachRow } from './clickhouse-values';
+import { assertIdentifier } from './identifiers';
+import type { ClickHouseStore } from './types';
+
+interface Binding {
+  path: string;
+  connections: number;
+}
+
+/** The data directory this process has bound chDB to, while any connection is open. */
+let binding: Binding | null = null;
+const SCRATCH_PREFIX = 'sightline-chdb-';
+
+/**
+ * A per-process scratch directory for chDB when no data directory is configured (tests). Reused
+ * by everything in the process, including successive jest test files in one worker, so they never
+ * ask chDB for a second directory. It is removed when its last connection closes (chDB starts
+ * afresh at the same path afterwards; checked).
+ */
+export function defaultChdbPath(): string {
+  return join(tmpdir(), `${SCRATCH_PREFIX}${process.pid}`);
+}
+
+function openConnection(path: string): Session {
+  const wanted = resolve(path);
+  if (binding && binding.path !== wanted) {
+    throw new Error(
+      `chDB is already using ${binding.path} in this process and allows one data directory per process; cannot open ${wanted}`,
+    );
+  }
+  mkdirSync(wanted, { recursive: true });
+  let session: Session;
+  try {
+    session = new Session(wanted);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`chDB cannot open ${wanted}: ${reason}`, { cause: error });
+  }
+  binding ??= { path: wanted, connections: 0 };
+  binding.connections += 1;
+  return session;
+}
+
+function closeConnection(session: Session): void {
+  session.close();
+  if (binding) {
+    binding.connections -= 1;
+    if (binding.connections <= 0) {
+      if (binding.path === resolve(defaultChdbPath())) rmSync(binding.path, { recursive: true, force: true });
+      binding = null;
+    }
+  }
+}
+
+export interface ChdbStoreOptions {
+  /** chDB data directory; one per process. */
+  path: string;
+  database: string;
+}
+
+export async function createChdbStore(options: ChdbStoreOptions): Promise<ClickHouseStore> {
+  const database = assertIdentifier('database', options.database);
+  const session = openConnection(options.path);
+  try {
+    await session.queryAsync(`CREATE DATABASE IF NOT EXISTS ${database}`);
+    await session.queryAsync(`USE ${database}`);
+    const settings = Object.entries(COMMON_SETTINGS)
+      .map(([name, value]) => `${name} = ${typeof value === 'string' ? `'${value}'` : value}`)
+      .join(', ');
+    await session.queryAsync(`SET ${settings}`);
+  } catch (error) {
+    closeConnection(session);
+    throw error;
+  }
+
+  const run = async (sql: string, params: Record<string, unknown> | undefined, format: string): Promise<string> => {
+    const result =
+      params && Object.keys(params).length > 0
+        ? await session.queryBindAsync(sql, normaliseParams(params), { format })
+        : await session.queryAsync(sql, { format });
+    return result.text();
+  };
+
+  let closed = false;
+  return {
+    driver: 'chdb',
+    database,
+    async query<T = Record<string, unknown>>(sql: string, params?: Record<string, unknown>): Promise<T[]> {
+      return parseJsonEachRow<T>(await run(sql, params, 'JSONEachRow'));
+    },
+    async command(sql, params) {
+      await run(sql, params, 'CSV');
+    },
+    async insert(table, rows, options) {
+      assertIdentifier('table', table);
+      if (rows.length === 0) return;
+      await session.insert({
+        table,
+        values: Buffer.from(toJsonEachRow(rows), 'utf8'),
+        format: 'JSONEachRow',
+        ...(options?.dedupToken ? { settings: { insert_deduplication_token: options.dedupToken } } : {}),
+      });
+    },
+    close() {
+      if (!closed) {
+        closed = true;
+        closeConnection(session);
+      }
+      return Promise.resolve();
+    },
+  };
+}

@@ -1,0 +1,80 @@
+// ClickHouseStore on a ClickHouse server over HTTP (`@clickhouse/client`): one client per service,
+// bound to the service's own database, which is created when absent.
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
+import { COMMON_SETTINGS, withoutBigints } from './clickhouse-values';
+import { assertIdentifier } from './identifiers';
+import type { ClickHouseStore } from './types';
+
+export interface ClickHouseStoreOptions {
+  url: string;
+  database: string;
+  /** Per-request timeout; defaults to 5 minutes (analytics queries can be long). */
+  requestTimeoutMs?: number;
+}
+
+/** Where the server is, without credentials, for error messages. */
+export function describeClickHouseUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `ClickHouse at ${parsed.hostname}:${parsed.port || (parsed.protocol === 'https:' ? '8443' : '8123')}`;
+  } catch {
+    return 'ClickHouse (unparseable URL)';
+  }
+}
+
+function clientFor(url: string, database: string | undefined, requestTimeoutMs: number): ClickHouseClient {
+  return createClient({
+    url,
+    ...(database ? { database } : {}),
+    request_timeout: requestTimeoutMs,
+    compression: { request: false, response: false },
+    clickhouse_settings: { ...COMMON_SETTINGS },
+    // Failures reach the caller as rejections; the client's own console logging would repeat them.
+    log: { level: ClickHouseLogLevel.OFF },
+  });
+}
+
+export async function createClickHouseStore(options: ClickHouseStoreOptions): Promise<ClickHouseStore> {
+  const database = assertIdentifier('database', options.database);
+  const timeout = options.requestTimeoutMs ?? 300_000;
+
+  // The database must exist before a client can be bound to it.
+  const bootstrap = clientFor(options.url, undefined, timeout);
+  try {
+    const ping = await bootstrap.ping();
+    if (!ping.success) {
+      throw new Error(`${describeClickHouseUrl(options.url)} is unreachable: ${ping.error.message}`, { cause: ping.error });
+    }
+    await bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
+  } finally {
+    await bootstrap.close();
+  }
+
+  const client = clientFor(options.url, database, timeout);
+  let closed: Promise<void> | null = null;
+  return {
+    driver: 'clickhouse',
+    database,
+    async query<T = Record<string, unknown>>(sql: string, params?: Record<string, unknown>): Promise<T[]> {
+      const result = await client.query({ query: sql, format: 'JSONEachRow', ...(params ? { query_params: params } : {}) });
+      return result.json<T>();
+    },
+    async command(sql, params) {
+      await client.command({ query: sql, ...(params ? { query_params: params } : {}) });
+    },
+    async insert(table, rows, insertOptions) {
+      assertIdentifier('table', table);
+      if (rows.length === 0) return;
+      await client.insert({
+        table,
+        values: withoutBigints(rows),
+        format: 'JSONEachRow',
+        ...(insertOptions?.dedupToken ? { clickhouse_settings: { insert_deduplication_token: insertOptions.dedupToken } } : {}),
+      });
+    },
+    close() {
+      closed ??= client.close();
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,124 @@
+// The KvStore contract, run unchanged against Redis and the in-memory driver.
+import type { KvStore, SemaphoreLease } from './types';
+
+export interface KvContractHarness {
+  store: KvStore;
+  cleanup(): Promise<void>;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function describeKvStoreContract(driver: KvStore['driver'], setup: () => Promise<KvContractHarness>): void {
+  describe(`KvStore contract (${driver})`, () => {
+    let harness: KvContractHarness;
+    let kv: KvStore;
+
+    beforeAll(async () => {
+      harness = await setup();
+      kv = harness.store;
+    }, 30_000);
+
+    afterAll(async () => {
+      await harness?.cleanup();
+    });
+
+    it('reports its driver', () => {
+      expect(kv.driver).toBe(driver);
+    });
+
+    it('gets, sets and deletes values', async () => {
+      expect(await kv.get('plain')).toBeNull();
+      expect(await kv.set('plain', 'one')).toBe(true);
+      expect(await kv.get('plain')).toBe('one');
+      expect(await kv.set('plain', 'two')).toBe(true);
+      expect(await kv.get('plain')).toBe('two');
+      await kv.del('plain');
+      expect(await kv.get('plain')).toBeNull();
+      await kv.del('never-set');
+    });
+
+    it('sets only when absent with ifAbsent', async () => {
+      expect(await kv.set('once', 'first', { ifAbsent: true })).toBe(true);
+      expect(await kv.set('once', 'second', { ifAbsent: true })).toBe(false);
+      expect(await kv.get('once')).toBe('first');
+      const racers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => kv.set('race', `r${i}`, { ifAbsent: true, ttlMs: 5000 })),
+      );
+      expect(racers.filter(Boolean)).toHaveLength(1);
+    });
+
+    it('expires values after their ttl', async () => {
+      expect(await kv.set('short', 'lived', { ttlMs: 150 })).toBe(true);
+      expect(await kv.get('short')).toBe('lived');
+      expect(await kv.set('short', 'again', { ifAbsent: true, ttlMs: 150 })).toBe(false);
+      await sleep(300);
+      expect(await kv.get('short')).toBeNull();
+      expect(await kv.set('short', 'again', { ifAbsent: true, ttlMs: 150 })).toBe(true);
+    });
+
+    it('counts exactly under 200 concurrent increments', async () => {
+      const results = await Promise.all(Array.from({ length: 200 }, () => kv.incrBy('counter', 1, 60_000)));
+      expect(new Set(results).size).toBe(200);
+      expect(Math.max(...results)).toBe(200);
+      expect(await kv.get('counter')).toBe('200');
+      expect(await kv.incrBy('counter', -50)).toBe(150);
+    });
+
+    it('applies the ttl of incrBy only when it creates the key', async () => {
+      expect(await kv.incrBy('quota', 5, 200)).toBe(5);
+      await sleep(100);
+      // A later ttl does not extend the window.
+      expect(await kv.incrBy('quota', 5, 10_000)).toBe(10);
+      await sleep(200);
+      expect(await kv.get('quota')).toBeNull();
+      expect(await kv.incrBy('quota', 1, 10_000)).toBe(1);
+    });
+
+    it('allows exactly the window\'s points under 100 concurrent consumes', async () => {
+      const results = await Promise.all(Array.from({ length: 100 }, () => kv.consumeRate('client-1', 60, 60_000)));
+      const allowed = results.filter((r) => r.allowed);
+      expect(allowed).toHaveLength(60);
+      expect(allowed.map((r) => r.remaining).sort((x, y) => x - y)).toEqual(Array.from({ length: 60 }, (_, i) => i));
+      for (const result of results) {
+        expect(result.limit).toBe(60);
+        expect(result.resetMs).toBeGreaterThan(0);
+        expect(result.resetMs).toBeLessThanOrEqual(60_000);
+      }
+      for (const denied of results.filter((r) => !r.allowed)) expect(denied.remaining).toBe(0);
+      // Another key has its own window.
+      expect((await kv.consumeRate('client-2', 60, 60_000)).allowed).toBe(true);
+    });
+
+    it('opens a new rate window once the old one ends', async () => {
+      expect((await kv.consumeRate('burst', 1, 1000)).allowed).toBe(true);
+      expect((await kv.consumeRate('burst', 1, 1000)).allowed).toBe(false);
+      await sleep(1100);
+      expect((await kv.consumeRate('burst', 1, 1000)).allowed).toBe(true);
+    });
+
+    it('grants exactly N concurrent leases and frees one on release', async () => {
+      const attempts = await Promise.all(Array.from({ length: 10 }, () => kv.tryAcquire('jobs', 3, 10_000)));
+      const leases = attempts.filter((l): l is SemaphoreLease => l !== null);
+      expect(leases).toHaveLength(3);
+      expect(await kv.tryAcquire('jobs', 3, 10_000)).toBeNull();
+      await leases[0]?.release();
+      const next = await kv.tryAcquire('jobs', 3, 10_000);
+      expect(next).not.toBeNull();
+      expect(await kv.tryAcquire('jobs', 3, 10_000)).toBeNull();
+      await Promise.all([leases[1]?.release(), leases[2]?.release(), next?.release()]);
+      // Releasing twice is harmless.
+      await leases[1]?.release();
+      expect(await kv.tryAcquire('jobs', 3, 10_000)).not.toBeNull();
+    });
+
+    it('frees a lease that expires without release', async () => {
+      const first = await kv.tryAcquire('lapse', 1, 200);
+      expect(first).not.toBeNull();
+      expect(await kv.tryAcquire('lapse', 1, 200)).toBeNull();
+      await sleep(300);
+      const second = await kv.tryAcquire('lapse', 1, 200);
+      expect(second).not.toBeNull();
+      await second?.release();
+    });
+  });
+}

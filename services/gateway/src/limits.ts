@@ -1,0 +1,99 @@
+// Per-workspace limits: requests per minute by plan, a monthly quota, and at most four analytics
+// queries in flight. Counters live in the KV store (Redis or in-memory), so they are exact across
+// concurrent requests and, on Redis, across gateway replicas.
+import type { Response } from 'express';
+import { ProblemError, type KvStore, type RateLimitResult, type SemaphoreLease } from '@sightline/kit';
+import { CONCURRENT_ANALYTICS_QUERIES, PLANS } from '@sightline/proto-schemas';
+
+export { CONCURRENT_ANALYTICS_QUERIES };
+/** Requests per minute for callers that are not yet authenticated, per client address. */
+export const UNAUTHENTICATED_PER_MINUTE = 60;
+const MINUTE_MS = 60_000;
+
+export interface PlanLimits {
+  requestsPerMinute: number | null;
+  monthlyQuota: number | null;
+}
+
+export function planLimits(plan: string): PlanLimits {
+  const found = PLANS.find((p) => p.name === plan);
+  if (!found) return { requestsPerMinute: 60, monthlyQuota: 0 };
+  return { requestsPerMinute: found.requests_per_minute, monthlyQuota: found.monthly_quota };
+}
+
+export class Limits {
+  constructor(private readonly kv: KvStore, private readonly leaseMs: number) {}
+
+  /** Counts one request against the workspace's minute budget and monthly quota; throws a 429 problem when spent. */
+  async admit(workspaceId: string, plan: string, res: Response, limited: (kind: string) => void): Promise<void> {
+    const limits = planLimits(plan);
+    if (limits.requestsPerMinute !== null) {
+      const rate = await this.kv.consumeRate(`rate:ws:${workspaceId}`, limits.requestsPerMinute, MINUTE_MS);
+      setRateHeaders(res, rate);
+      if (!rate.allowed) {
+        limited('rate-limit-exceeded');
+        throw new ProblemError('rate-limit-exceeded', {
+          detail: `The workspace has used its ${rate.limit} requests for this minute (plan "${plan}").`,
+          remediation: `Wait ${seconds(rate.resetMs)} seconds (Retry-After) and retry the request unchanged; prefer one wide query to many narrow ones.`,
+          headers: { 'Retry-After': String(seconds(rate.resetMs)) },
+        });
+      }
+    } else {
+      setRateHeaders(res, { allowed: true, limit: 1_000_000, remaining: 1_000_000, resetMs: MINUTE_MS });
+    }
+    if (limits.monthlyQuota !== null) {
+      const month = new Date().toISOString().slice(0, 7);
+      const used = await this.kv.incrBy(`quota:ws:${workspaceId}:${month}`, 1, 40 * 24 * 3600 * 1000);
+      if (used > limits.monthlyQuota) {
+        limited('quota-exceeded');
+        const retryAfter = seconds(msUntilNextMonth());
+        throw new ProblemError('quota-exceeded', {
+          detail: `The workspace has used its monthly allowance of ${limits.monthlyQuota} requests (plan "${plan}").`,
+          remediation: 'Wait until the allowance renews on the first day of next month (UTC), or move the workspace to a larger plan.',
+          headers: { 'Retry-After': String(retryAfter) },
+        });
+      }
+    }
+  }
+
+  /** Limits callers without a valid key by address, so a bad key cannot be tried without bound. */
+  async admitAnonymous(address: string, res: Response, limited: (kind: string) => void): Promise<void> {
+    const rate = await this.kv.consumeRate(`rate:ip:${address}`, UNAUTHENTICATED_PER_MINUTE, MINUTE_MS);
+    setRateHeaders(res, rate);
+    if (!rate.allowed) {
+      limited('rate-limit-exceeded');
+      throw new ProblemError('rate-limit-exceeded', {
+        detail: `This address has made ${rate.limit} requests this minute without a valid key.`,
+        remediation: `Wait ${seconds(rate.resetMs)} seconds (Retry-After) and retry with a valid key.`,
+        headers: { 'Retry-After': String(seconds(rate.resetMs)) },
+      });
+    }
+  }
+
+  /** Takes one of the workspace's analytics slots; throws too-many-concurrent when all are busy. */
+  async acquireAnalyticsSlot(workspaceId: string, limited: (kind: string) => void): Promise<SemaphoreLease> {
+    const lease = await this.kv.tryAcquire(`analytics:ws:${workspaceId}`, CONCURRENT_ANALYTICS_QUERIES, this.leaseMs);
+    if (lease) return lease;
+    limited('too-many-concurrent');
+    throw new ProblemError('too-many-concurrent', {
+      detail: `The workspace already has ${CONCURRENT_ANALYTICS_QUERIES} analytics queries running.`,
+      remediation: 'Retry after the Retry-After delay; run fewer queries at once and prefer one wide window to many narrow ones.',
+      headers: { 'Retry-After': '1' },
+    });
+  }
+}
+
+function setRateHeaders(res: Response, rate: RateLimitResult): void {
+  res.setHeader('RateLimit-Limit', String(rate.limit));
+  res.setHeader('RateLimit-Remaining', String(Math.max(0, rate.remaining)));
+  res.setHeader('RateLimit-Reset', String(seconds(rate.resetMs)));
+}
+
+function seconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
+}
+
+function msUntilNextMonth(): number {
+  const now = new Date();
+  return Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) - now.getTime();
+}
