@@ -34,7 +34,8 @@ ensure_postgres() {
       done
     fi
     echo "ensure-services: starting PostgreSQL"
-    $SUDO pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start || true
+    # restart, not start: the package may have started the cluster before pg_hba.conf was edited.
+    $SUDO pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main restart || true
     wait_port PostgreSQL 5432
   fi
   if ! psql -h 127.0.0.1 -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname='test'" | grep -q 1; then

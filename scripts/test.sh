@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm install --no-audit --no-fund
 bash scripts/ensure-services.sh
 npm run lint --silent
+npm run build --silent >/dev/null
 npx jest --ci --maxWorkers=2 "$@"

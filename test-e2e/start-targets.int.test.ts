@@ -59,7 +59,7 @@ describe('sightline start --target=gateway (PostgreSQL + Redis + RabbitMQ)', () 
   let cleanup: () => Promise<void>;
 
   beforeAll(async () => {
-    const servers = await distributedServers();
+    const servers = await distributedServers(['gateway']);
     cleanup = servers.cleanup;
     proc = await startSightline(['start', '--target=gateway'], {
       SIGHTLINE_POSTGRES_URL: servers.postgresUrl,

@@ -3,7 +3,7 @@ import { describeGateway } from './gateway.suite';
 
 // Distributed profile: the same suite on PostgreSQL, Redis and RabbitMQ.
 describeGateway('PostgreSQL + Redis + RabbitMQ', async () => {
-  const servers = await distributedServers();
+  const servers = await distributedServers(['gateway', 'attribution', 'funnels']);
   return {
     env: {
       SIGHTLINE_POSTGRES_URL: servers.postgresUrl,

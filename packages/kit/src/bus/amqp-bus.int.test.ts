@@ -10,7 +10,7 @@ import { busNames } from './names';
 
 const URL = 'amqp://guest:guest@127.0.0.1:5672';
 const namespace = `test-${randomUUID().slice(0, 8)}`;
-const logger = pino({ level: process.env.BUS_TEST_LOG ?? 'silent' });
+const logger = pino({ level: 'silent' });
 
 beforeAll(async () => {
   try {
@@ -57,8 +57,8 @@ describe('amqp driver specifics', () => {
       await waitUntil(() => got.length === 1);
 
       // Cut the socket under the driver, as a network failure would (reaches into amqplib internals).
-      const internals = a as unknown as { connection: { _core: { _model: { connection: { stream: { destroy(): void } } } } } };
-      internals.connection._core._model.connection.stream.destroy();
+      const internals = a as unknown as { connection: { _core: { _model: { connection: { stream: { destroy(err?: Error): void } } } } } };
+      internals.connection._core._model.connection.stream.destroy(new Error('simulated network failure'));
 
       const sent = await b.publish({ type, payload: { n: 1 }, source: 'test' });
       await waitUntil(() => got.includes(sent.id));

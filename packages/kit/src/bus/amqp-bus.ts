@@ -36,10 +36,9 @@ import {
 } from './delivery';
 import { decodeDeadLetter, encodeEnvelope } from './envelope';
 import { busNames, DEFAULT_NAMESPACE, HEADER, rpcServiceOf, type BusNames } from './names';
-import { answerRpc, readRpcReply } from './rpc-wire';
+import { answerRpc, encodeRpcRequest, readRpcReply } from './rpc-wire';
 import {
   BusClosedError,
-  InvalidMessageError,
   RpcTimeoutError,
   type Bus,
   type ConsumeOptions,
@@ -210,9 +209,7 @@ export class AmqpBus implements Bus {
   async rpc<R = unknown>(method: string, request: unknown, options?: RpcCallOptions): Promise<R> {
     this.assertOpen();
     const queue = this.names.rpcQueue(rpcServiceOf(method));
-    const body = JSON.stringify(request);
-    const problem = this.validator.validateRpcRequest(method, body === undefined ? undefined : JSON.parse(body));
-    if (problem !== null) throw new InvalidMessageError(`RPC ${method} request is invalid: ${problem}`);
+    const body = encodeRpcRequest(method, request, this.validator);
     const timeoutMs = options?.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
     const correlationId = randomUUID();
     return new Promise<R>((resolve, reject) => {
@@ -226,7 +223,7 @@ export class AmqpBus implements Bus {
       this.getRpcChannel()
         .then((ch) => {
           if (!this.pending.has(correlationId)) return;
-          ch.sendToQueue(queue, Buffer.from(body ?? 'null'), {
+          ch.sendToQueue(queue, Buffer.from(body), {
             correlationId,
             replyTo: REPLY_TO,
             // The broker drops a request nobody took in time, so no server works on a dead call.

@@ -74,15 +74,6 @@ export class MemoryBroker {
     if (!this.queues.has(name)) this.queues.set(name, new MemoryQueue(name));
   }
 
-  hasQueue(name: string): boolean {
-    return this.queues.has(name);
-  }
-
-  /** Ready (not yet delivered) messages; for tests and operators. */
-  depth(name: string): number {
-    return this.queues.get(name)?.ready.length ?? 0;
-  }
-
   bind(exchange: string, queue: string, pattern: string): void {
     this.assertQueue(queue);
     let byQueue = this.bindings.get(exchange);
@@ -111,6 +102,9 @@ export class MemoryBroker {
   sendToQueue(name: string, message: StoredMessage): boolean {
     const queue = this.queues.get(name);
     if (!queue) return false;
+    // Expired requests at the head of an unconsumed queue go, as RabbitMQ drops them there.
+    const now = Date.now();
+    while (queue.ready.length > 0 && (queue.ready[0]?.expiresAt ?? Infinity) <= now) queue.ready.shift();
     queue.ready.push({ ...message, headers: { ...message.headers } });
     this.pump(queue);
     return true;
@@ -164,13 +158,6 @@ export class MemoryBroker {
     const onReply = this.replyTargets.get(target);
     // Asynchronous like a network hop; a closed caller just never hears back.
     if (onReply) setImmediate(() => onReply(message));
-  }
-
-  /** Drops every queue and binding whose name starts with `prefix` (test cleanup). */
-  deleteNamespace(namespace: string): void {
-    const prefix = `${namespace}.`;
-    for (const name of [...this.queues.keys()]) if (name.startsWith(prefix)) this.queues.delete(name);
-    for (const name of [...this.bindings.keys()]) if (name.startsWith(prefix)) this.bindings.delete(name);
   }
 
   private pump(queue: MemoryQueue): void {

@@ -3,9 +3,9 @@ import pino from 'pino';
 import { describeBusContract } from './bus.contract';
 import { testValidator } from './bus.test-fixtures';
 import { createBus } from './index';
-import { MemoryBroker } from './memory-broker';
+import { Registry } from 'prom-client';
+import { MemoryBroker, topicMatches } from './memory-broker';
 import { MemoryBus } from './memory-bus';
-import { topicMatches } from './memory-broker';
 
 const logger = pino({ level: 'silent' });
 const brokerName = `contract-${randomUUID()}`;
@@ -32,5 +32,41 @@ describe('memory broker specifics', () => {
     await named.close();
     await fallback.close();
     await expect(createBus({ url: 'redis://x', validator: testValidator, logger })).rejects.toThrow(/amqp/);
+  });
+});
+
+describe('bus metrics', () => {
+  it('counts published, consumed, retried and dead-lettered messages per service', async () => {
+    const metrics = new Registry();
+    const broker = new MemoryBroker();
+    const bus = new MemoryBus({ broker, validator: testValidator, logger, metrics });
+    const other = new MemoryBus({ broker, validator: testValidator, logger, metrics }); // shares the counter
+    let calls = 0;
+    await bus.consume({
+      service: 'metered',
+      types: ['test.m.ping'],
+      maxAttempts: 2,
+      retryDelayMs: 5,
+      handler: async (e) => {
+        calls += 1;
+        if ((e.payload as { n: number }).n === 1) throw new Error('always fails');
+      },
+    });
+    await other.publishMany([0, 1].map((n) => ({ type: 'test.m.ping', payload: { n }, source: 'meter' })));
+    await other.publish({ type: 'test.m.pong', payload: { text: 'nobody listens' }, source: 'meter' });
+    while ((await bus.takeDeadLetters('metered')).length === 0) await new Promise((r) => setTimeout(r, 5));
+    const values = (await metrics.getSingleMetricAsString('sightline_bus_messages_total')).split('\n');
+    expect(values).toEqual(
+      expect.arrayContaining([
+        'sightline_bus_messages_total{direction="published",service="meter"} 3',
+        'sightline_bus_messages_total{direction="unroutable",service="meter"} 1',
+        'sightline_bus_messages_total{direction="consumed",service="metered"} 1',
+        'sightline_bus_messages_total{direction="retried",service="metered"} 1',
+        'sightline_bus_messages_total{direction="dead_lettered",service="metered"} 1',
+      ]),
+    );
+    expect(calls).toBe(3);
+    await bus.close();
+    await other.close();
   });
 });

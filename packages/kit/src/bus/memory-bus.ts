@@ -15,10 +15,9 @@ import {
 import { decodeDeadLetter, encodeEnvelope } from './envelope';
 import { MemoryBroker, type Settler, type StoredMessage, type Subscription } from './memory-broker';
 import { busNames, DEFAULT_NAMESPACE, HEADER, rpcServiceOf, type BusNames } from './names';
-import { answerRpc, readRpcReply } from './rpc-wire';
+import { answerRpc, encodeRpcRequest, readRpcReply } from './rpc-wire';
 import {
   BusClosedError,
-  InvalidMessageError,
   RpcTimeoutError,
   type Bus,
   type ConsumeOptions,
@@ -136,8 +135,7 @@ export class MemoryBus implements Bus {
   async rpc<R = unknown>(method: string, request: unknown, options?: RpcCallOptions): Promise<R> {
     this.assertOpen();
     const service = rpcServiceOf(method);
-    const problem = this.validator.validateRpcRequest(method, jsonRoundTrip(request));
-    if (problem !== null) throw new InvalidMessageError(`RPC ${method} request is invalid: ${problem}`);
+    const body = encodeRpcRequest(method, request, this.validator);
     const timeoutMs = options?.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
     const correlationId = randomUUID();
     return new Promise<R>((resolve, reject) => {
@@ -147,7 +145,7 @@ export class MemoryBus implements Bus {
       }, timeoutMs);
       this.pending.set(correlationId, { method, resolve: resolve as (v: unknown) => void, reject, timer });
       const sent = this.broker.sendToQueue(this.names.rpcQueue(service), {
-        body: JSON.stringify(request),
+        body,
         headers: { [HEADER.method]: method, [HEADER.deadline]: Date.now() + timeoutMs },
         redelivered: false,
         expiresAt: Date.now() + timeoutMs,
@@ -267,9 +265,4 @@ class MemoryConsumer implements Consumer {
   disconnect(): void {
     this.broker.disconnect(this.subscription);
   }
-}
-
-function jsonRoundTrip(value: unknown): unknown {
-  const text = JSON.stringify(value);
-  return text === undefined ? undefined : JSON.parse(text);
 }

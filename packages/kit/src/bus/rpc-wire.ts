@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import { ProblemError } from '../errors';
 import {
+  InvalidMessageError,
   RpcRemoteError,
   type MessageValidator,
   type RemoteProblem,
@@ -87,6 +88,20 @@ async function runRpc(method: string, body: string, ctx: RpcServerContext): Prom
 
 function invalidRequest(method: string, why: string): RemoteProblem {
   return { kind: 'invalid-request', status: 400, detail: `Request for ${method} is invalid: ${why}`, remediation: 'Fix the request and retry.' };
+}
+
+/** Caller side: the request body, checked in its JSON form; throws InvalidMessageError before sending. */
+export function encodeRpcRequest(method: string, request: unknown, validator: MessageValidator): string {
+  let body: string | undefined;
+  try {
+    body = JSON.stringify(request);
+  } catch (err) {
+    throw new InvalidMessageError(`RPC ${method} request is not serialisable: ${String(err)}`);
+  }
+  const wire: unknown = body === undefined ? undefined : JSON.parse(body);
+  const problem = validator.validateRpcRequest(method, wire);
+  if (problem !== null) throw new InvalidMessageError(`RPC ${method} request is invalid: ${problem}`);
+  return body ?? 'null';
 }
 
 /** Caller side: the result, or RpcRemoteError carrying the remote problem. */

@@ -67,6 +67,16 @@ export function describeSqlStoreContract(driver: SqlStore['driver'], setup: () =
       expect(none.rowCount).toBe(0);
     });
 
+    it('round-trips bytea and text[] parameters as Buffer and string[]', async () => {
+      await a.query('CREATE TABLE blobs (id int PRIMARY KEY, bytes bytea NOT NULL, tags text[] NOT NULL)');
+      const bytes = Buffer.from([0, 1, 2, 254, 255]);
+      await a.query('INSERT INTO blobs (id, bytes, tags) VALUES ($1, $2, $3)', [1, bytes, ['a', "b'c"]]);
+      const { rows } = await a.query<{ bytes: Buffer; tags: string[] }>('SELECT bytes, tags FROM blobs WHERE bytes = $1', [bytes]);
+      expect(Buffer.isBuffer(rows[0]?.bytes)).toBe(true);
+      expect(rows[0]?.bytes.equals(bytes)).toBe(true);
+      expect(rows[0]?.tags).toEqual(['a', "b'c"]);
+    });
+
     it('rejects a bad statement with an Error carrying the SQLSTATE', async () => {
       const failure = await a.query('SELEC 1').catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(Error);

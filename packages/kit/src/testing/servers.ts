@@ -2,7 +2,9 @@
 // message naming it: nothing skips silently.
 import { randomBytes } from 'node:crypto';
 import { Socket } from 'node:net';
+import amqp from 'amqplib';
 import { Client } from 'pg';
+import { busNames } from '../bus/names';
 
 export const TEST_SERVERS = {
   postgres: 'postgres://postgres@127.0.0.1:5432/postgres',
@@ -51,16 +53,41 @@ export async function freshPostgresDatabase(): Promise<{ url: string; drop(): Pr
   };
 }
 
-/** The three servers of the distributed profile, each checked, with isolated names for this suite. */
-export async function distributedServers(): Promise<{ postgresUrl: string; redisUrl: string; amqpUrl: string; busNamespace: string; cleanup(): Promise<void> }> {
+/** Deletes a test namespace's exchange and the queues of the given services from RabbitMQ. */
+export async function deleteBusNamespace(namespace: string, services: string[]): Promise<void> {
+  const names = busNames(namespace);
+  const connection = await amqp.connect(TEST_SERVERS.rabbitmq);
+  try {
+    const channel = await connection.createChannel();
+    for (const service of services) {
+      for (const queue of [names.serviceQueue(service), names.retryQueue(service), names.deadLetterQueue(service), names.rpcQueue(service)]) {
+        await channel.deleteQueue(queue);
+      }
+    }
+    await channel.deleteExchange(names.exchange);
+    await channel.close();
+  } finally {
+    await connection.close();
+  }
+}
+
+/**
+ * The three servers of the distributed profile, each checked, with isolated names for this suite:
+ * a fresh database and a fresh bus namespace, both removed by `cleanup`.
+ */
+export async function distributedServers(services: string[]): Promise<{ postgresUrl: string; redisUrl: string; amqpUrl: string; busNamespace: string; cleanup(): Promise<void> }> {
   await requireServer('RabbitMQ', TEST_SERVERS.rabbitmq);
   await requireServer('Redis', TEST_SERVERS.redis);
   const database = await freshPostgresDatabase();
+  const busNamespace = uniqueName('sltest').replace(/_/g, '-');
   return {
     postgresUrl: database.url,
     redisUrl: TEST_SERVERS.redis,
     amqpUrl: TEST_SERVERS.rabbitmq,
-    busNamespace: uniqueName('sltest').replace(/_/g, '-'),
-    cleanup: database.drop,
+    busNamespace,
+    async cleanup() {
+      await deleteBusNamespace(busNamespace, services);
+      await database.drop();
+    },
   };
 }
