@@ -1,6 +1,66 @@
 // One complete example payload per message type. `Required` makes tsc demand every field of the
 // type; the catalog test demands every field of the schema. Useful as fixtures elsewhere too.
-import type { MessagePayloads, MessageType } from './message-types';
+import type { ClassifiedEventV1, MessagePayloads, MessageType } from './message-types';
+
+const WEBSITE = {
+  id: '6a0c2b8e-1f3d-4e5a-8b9c-0d1e2f3a4b5c',
+  domain: 'acme.com',
+  timezone: 'Europe/Berlin',
+  currency: 'EUR',
+  workspace_id: '2f1d6c1e-8a55-4a53-9a3b-0b7f8e2f4d11',
+};
+
+const PAGEVIEW: Required<ClassifiedEventV1> = {
+  event_id: '0b7c9a52-3d6e-4f1a-9b8c-7d6e5f4a3b2c',
+  origin: 'tracker',
+  event_type: 'pageview',
+  event_name: null,
+  occurred_at: '2026-03-04T10:00:00.000Z',
+  received_at: '2026-03-04T10:00:00.120Z',
+  anonymous_id: '5f0b8c1e-2d3a-4b5c-8d9e-0f1a2b3c4d5e',
+  email: null,
+  email_hash: null,
+  phone: null,
+  revenue: null,
+  currency: null,
+  properties: {},
+  url: 'https://acme.com/pricing?utm_source=google&utm_medium=cpc&gclid=abc',
+  referrer: 'https://www.google.com/',
+  title: 'Pricing',
+  screen: '1920x1080',
+  hostname: 'acme.com',
+  page: '/pricing',
+  referrer_domain: 'google.com',
+  source: 'google',
+  medium: 'cpc',
+  campaign: null,
+  term: null,
+  content: null,
+  channel: 'Paid Search',
+  channel_rule: 'paid-search',
+  campaign_key: 'google|cpc||||',
+  click_ids: { gclid: 'abc' },
+  browser: 'Chrome',
+  operating_system: 'Windows',
+  device_type: 'desktop',
+  country: 'DE',
+  region: 'Berlin',
+  city: 'Berlin',
+  identity_id: '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a',
+  session_id: 'c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f',
+  session: {
+    started_at: '2026-03-04T10:00:00.000Z',
+    landing_page: '/pricing',
+    channel: 'Paid Search',
+    source: 'google',
+    medium: 'cpc',
+    campaign: null,
+    term: null,
+    content: null,
+    referrer_domain: 'google.com',
+    click_ids: { gclid: 'abc' },
+  },
+};
 
 export const MESSAGE_EXAMPLES: { [T in MessageType]: Required<MessagePayloads[T]> } = {
   'gateway.workspace_created': {
@@ -22,5 +82,27 @@ export const MESSAGE_EXAMPLES: { [T in MessageType]: Required<MessagePayloads[T]
     key_id: 'k3v9q2m8x1ab',
     workspace_id: '2f1d6c1e-8a55-4a53-9a3b-0b7f8e2f4d11',
     reason: 'rotated',
+  },
+  'ingest.batch_received': { batch_id: 'api:1f0e9d8c', website: WEBSITE, events: [{ ...PAGEVIEW, identity_id: null, session_id: null, session: null }] },
+  'events.classified': { batch_id: 'api:1f0e9d8c', website: WEBSITE, events: [PAGEVIEW] },
+  'conversion.created': {
+    conversion_id: '7e6d5c4b-3a2f-4e1d-9c8b-7a6f5e4d3c2b',
+    website_id: WEBSITE.id,
+    workspace_id: WEBSITE.workspace_id,
+    identity_id: '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a',
+    anonymous_id: '5f0b8c1e-2d3a-4b5c-8d9e-0f1a2b3c4d5e',
+    email: 'ada@example.com',
+    phone: null,
+    event_type: 'purchase',
+    event_name: 'order_completed',
+    occurred_at: '2026-03-05T09:00:00.000Z',
+    revenue: 129.5,
+    currency: 'EUR',
+    properties: { order_id: 'A-1001' },
+  },
+  'identity.merged': {
+    workspace_id: WEBSITE.workspace_id,
+    from_identity_id: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
+    into_identity_id: '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a',
   },
 };

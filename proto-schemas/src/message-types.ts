@@ -30,11 +30,108 @@ export interface KeyRevokedV1 {
   reason: string | null;
 }
 
+/** The session (touch) a browsing hit belongs to; its attributes are those of its first hit. */
+export interface SessionAttributesV1 {
+  started_at: string;
+  landing_page: string | null;
+  channel: string;
+  source: string | null;
+  medium: string | null;
+  campaign: string | null;
+  term: string | null;
+  content: string | null;
+  referrer_domain: string | null;
+  click_ids: Record<string, string>;
+}
+
+/** One validated, classified event (schemas/ingest/event.v1). The client IP is never part of it. */
+export interface ClassifiedEventV1 {
+  event_id: string;
+  origin: 'tracker' | 'api';
+  event_type: string;
+  event_name: string | null;
+  occurred_at: string;
+  received_at: string;
+  anonymous_id: string | null;
+  email: string | null;
+  email_hash: string | null;
+  phone: string | null;
+  revenue: number | null;
+  currency: string | null;
+  properties: Record<string, unknown>;
+  url: string | null;
+  referrer: string | null;
+  title: string | null;
+  screen: string | null;
+  hostname: string | null;
+  page: string | null;
+  referrer_domain: string | null;
+  source: string | null;
+  medium: string | null;
+  campaign: string | null;
+  term: string | null;
+  content: string | null;
+  channel: string;
+  channel_rule: string;
+  campaign_key: string;
+  click_ids: Record<string, string>;
+  browser: string | null;
+  operating_system: string | null;
+  device_type: string | null;
+  country: string | null;
+  region: string | null;
+  city: string | null;
+  identity_id: string | null;
+  session_id: string | null;
+  session: SessionAttributesV1 | null;
+}
+
+export interface IngestWebsiteV1 {
+  id: string;
+  domain: string;
+  timezone: string;
+  currency: string;
+  workspace_id: string;
+}
+
+/** Payload of ingest.batch_received and events.classified. */
+export interface EventBatchV1 {
+  batch_id: string;
+  website: IngestWebsiteV1;
+  events: ClassifiedEventV1[];
+}
+
+export interface ConversionCreatedV1 {
+  conversion_id: string;
+  website_id: string;
+  workspace_id: string;
+  identity_id: string | null;
+  anonymous_id: string | null;
+  email: string | null;
+  phone: string | null;
+  event_type: string;
+  event_name: string | null;
+  occurred_at: string;
+  revenue: number | null;
+  currency: string | null;
+  properties: Record<string, unknown>;
+}
+
+export interface IdentityMergedV1 {
+  workspace_id: string;
+  from_identity_id: string;
+  into_identity_id: string;
+}
+
 /** Message type to the payload of its current version. */
 export interface MessagePayloads {
   'gateway.workspace_created': WorkspaceCreatedV1;
   'gateway.key_created': KeyCreatedV1;
   'gateway.key_revoked': KeyRevokedV1;
+  'ingest.batch_received': EventBatchV1;
+  'events.classified': EventBatchV1;
+  'conversion.created': ConversionCreatedV1;
+  'identity.merged': IdentityMergedV1;
 }
 
 export type MessageType = keyof MessagePayloads;

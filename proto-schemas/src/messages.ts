@@ -4,6 +4,11 @@ import keyCreatedV1 from './schemas/gateway/key_created.v1.schema.json';
 import keyRevokedV1 from './schemas/gateway/key_revoked.v1.schema.json';
 import workspaceCreatedV1 from './schemas/gateway/workspace_created.v1.schema.json';
 import envelopeV1 from './schemas/envelope.v1.schema.json';
+import batchReceivedV1 from './schemas/ingest/batch_received.v1.schema.json';
+import conversionCreatedV1 from './schemas/conversion/created.v1.schema.json';
+import classifiedEventV1 from './schemas/ingest/event.v1.schema.json';
+import eventsClassifiedV1 from './schemas/events/classified.v1.schema.json';
+import identityMergedV1 from './schemas/identity/merged.v1.schema.json';
 import type { MessageType } from './message-types';
 
 /** A JSON Schema document as loaded from its file. */
@@ -16,6 +21,9 @@ export interface MessageCatalogEntry {
 }
 
 export const envelopeSchema: JsonSchema = envelopeV1;
+
+/** Schemas that message schemas reference but that are not messages themselves. */
+export const sharedSchemas: JsonSchema[] = [classifiedEventV1];
 
 export const messageCatalog = {
   'gateway.workspace_created': {
@@ -32,6 +40,26 @@ export const messageCatalog = {
     version: 1,
     schema: keyRevokedV1,
     description: keyRevokedV1.description,
+  },
+  'ingest.batch_received': {
+    version: 1,
+    schema: batchReceivedV1,
+    description: batchReceivedV1.description,
+  },
+  'events.classified': {
+    version: 1,
+    schema: eventsClassifiedV1,
+    description: eventsClassifiedV1.description,
+  },
+  'conversion.created': {
+    version: 1,
+    schema: conversionCreatedV1,
+    description: conversionCreatedV1.description,
+  },
+  'identity.merged': {
+    version: 1,
+    schema: identityMergedV1,
+    description: identityMergedV1.description,
   },
 } as const satisfies Record<MessageType, MessageCatalogEntry>;
 

@@ -2,6 +2,8 @@
 // share one request and one response schema; the method name is `<service>.<operationId>`.
 import apiRequestV1 from './schemas/rpc/api-request.v1.schema.json';
 import apiResponseV1 from './schemas/rpc/api-response.v1.schema.json';
+import collectRequestV1 from './schemas/rpc/collect-request.v1.schema.json';
+import collectResponseV1 from './schemas/rpc/collect-response.v1.schema.json';
 import type { JsonSchema } from './messages';
 import { listOperations } from './openapi/index';
 import type { ServiceName } from './openapi/types';
@@ -38,6 +40,7 @@ export const RPC_METHODS = [
   'automations.patchAutomation',
   'automations.deleteAutomation',
   'automations.runAutomation',
+  'ingest.collect',
 ] as const;
 
 export type RpcMethod = (typeof RPC_METHODS)[number];
@@ -48,7 +51,8 @@ export type RpcMethodsOf<S extends string> = Extract<RpcMethod, `${S}.${string}`
 export interface RpcCatalogEntry {
   method: string;
   service: ServiceName;
-  operationId: string;
+  /** The public operation it answers; null for internal methods (their request is not an api-request). */
+  operationId: string | null;
   request: JsonSchema;
   response: JsonSchema;
 }
@@ -70,6 +74,8 @@ function buildCatalog(): Record<string, RpcCatalogEntry> {
       response: apiResponseSchema,
     };
   }
+  // Internal methods: called by one service on another, not through a public operation.
+  out['ingest.collect'] = { method: 'ingest.collect', service: 'ingest', operationId: null, request: collectRequestV1, response: collectResponseV1 };
   return out;
 }
 

@@ -2,8 +2,8 @@
 // at module load, so a broken schema fails the process at start rather than on first use.
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { envelopeSchema, messageCatalog, type JsonSchema } from './messages';
-import { apiRequestSchema, apiResponseSchema, rpcCatalog } from './rpc';
+import { envelopeSchema, messageCatalog, sharedSchemas, type JsonSchema } from './messages';
+import { rpcCatalog } from './rpc';
 
 /** Structurally identical to @sightline/kit's Envelope (kit depends on us, not the reverse). */
 export interface Envelope<P = unknown> {
@@ -44,8 +44,9 @@ function createAjv(): Ajv2020 {
 }
 
 const ajv = createAjv();
-const schemas: JsonSchema[] = [envelopeSchema, apiRequestSchema, apiResponseSchema, ...Object.values(messageCatalog).map((e) => e.schema)];
-for (const schema of schemas) ajv.addSchema(schema);
+const rpcSchemas = Object.values(rpcCatalog).flatMap((e) => [e.request, e.response]);
+const schemas: JsonSchema[] = [envelopeSchema, ...sharedSchemas, ...rpcSchemas, ...Object.values(messageCatalog).map((e) => e.schema)];
+for (const schema of new Map(schemas.map((s) => [s.$id, s])).values()) ajv.addSchema(schema);
 
 function compiled(schema: JsonSchema): ValidateFunction {
   const fn = ajv.getSchema(schema.$id);
@@ -54,8 +55,6 @@ function compiled(schema: JsonSchema): ValidateFunction {
 }
 
 const validateEnvelopeShape = compiled(envelopeSchema);
-const validateApiRequest = compiled(apiRequestSchema);
-const validateApiResponse = compiled(apiResponseSchema);
 const messageValidators = new Map<string, { version: number; validate: ValidateFunction }>(
   Object.entries(messageCatalog).map(([type, entry]) => [type, { version: entry.version, validate: compiled(entry.schema) }]),
 );
@@ -79,13 +78,14 @@ export const messageValidator: MessageValidator = {
   validateRpcRequest(method, request) {
     const entry = rpcCatalog[method];
     if (!entry) return `unknown RPC method '${method}'`;
-    const shape = check(validateApiRequest, request, `${method} request`);
-    if (shape) return shape;
+    const shape = check(compiled(entry.request), request, `${method} request`);
+    if (shape || entry.operationId === null) return shape;
     const operation = (request as { operation: string }).operation;
     return operation === entry.operationId ? null : `${method} request: operation '${operation}' is not '${entry.operationId}'`;
   },
   validateRpcResponse(method, response) {
-    if (!rpcCatalog[method]) return `unknown RPC method '${method}'`;
-    return check(validateApiResponse, response, `${method} response`);
+    const entry = rpcCatalog[method];
+    if (!entry) return `unknown RPC method '${method}'`;
+    return check(compiled(entry.response), response, `${method} response`);
   },
 };

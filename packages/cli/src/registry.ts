@@ -2,6 +2,7 @@
 // must start after. `--target=all` runs every entry in this order; Helm runs one name per pod.
 import type { ServiceModule } from '@sightline/kit';
 import { createGatewayModule } from '@sightline/service-gateway';
+import { createIngestModule } from '@sightline/service-ingest';
 
 export interface RegistryOptions {
   demo: boolean;
@@ -15,6 +16,7 @@ export interface RegistryEntry {
 
 export const MODULE_REGISTRY: readonly RegistryEntry[] = [
   { name: 'gateway', dependsOn: [], create: (options, allNames) => createGatewayModule({ availableServices: allNames, demo: options.demo }) },
+  { name: 'ingest', dependsOn: [], create: () => createIngestModule() },
 ];
 
 export const TARGET_NAMES = MODULE_REGISTRY.map((entry) => entry.name);

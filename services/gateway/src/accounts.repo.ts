@@ -90,6 +90,11 @@ export class AccountsRepo {
     return rows[0] ?? null;
   }
 
+  async findWebsiteByPublicId(publicId: string): Promise<Website | null> {
+    const { rows } = await this.db.query<Website>(`SELECT ${WEBSITE_COLUMNS} FROM websites WHERE public_id = $1`, [publicId]);
+    return rows[0] ?? null;
+  }
+
   async listWebsites(workspaceId: string): Promise<Website[]> {
     if (!UUID_PATTERN.test(workspaceId)) return [];
     const { rows } = await this.db.query<Website>(`SELECT ${WEBSITE_COLUMNS} FROM websites WHERE workspace_id = $1 ORDER BY domain`, [workspaceId]);

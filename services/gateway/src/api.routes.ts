@@ -112,7 +112,7 @@ async function handle(op: Operation, req: Request, res: Response, deps: ApiRoute
         extra: { missing_scope: op.scope },
       });
     }
-    const website = op.takesWebsite ? resolveWebsite(auth.websites, firstString(req.query['website'])) : null;
+    const website = op.takesWebsite ? resolveWebsite(auth.websites, requestedWebsite(req)) : null;
     const validated = deps.validator.validate(op, req.query as Record<string, string | string[]>, req.params as Record<string, string>, req.body);
     if (op.service !== 'gateway' && !deps.availableServices.has(op.service)) {
       throw new ProblemError('not-implemented', {
@@ -193,6 +193,20 @@ function bodyParserProblem(error: unknown): ProblemError | null {
     return new ProblemError('unsupported-media-type', { detail: 'The body encoding is not supported.', remediation: 'Send UTF-8 JSON.' });
   }
   return null;
+}
+
+/** `website` from the query, or from a JSON body that carries one (POST /events); both must agree. */
+function requestedWebsite(req: Request): string | undefined {
+  const fromQuery = firstString(req.query['website']);
+  const body = req.body as { website?: unknown } | undefined;
+  const fromBody = body && typeof body === 'object' && typeof body.website === 'string' ? body.website : undefined;
+  if (fromQuery !== undefined && fromBody !== undefined && fromQuery !== fromBody) {
+    throw new ProblemError('invalid-request', {
+      detail: `The website query parameter (${fromQuery}) and the body's website (${fromBody}) differ.`,
+      remediation: 'Name the website once, or give the same domain in both places.',
+    });
+  }
+  return fromQuery ?? fromBody;
 }
 
 function firstString(value: unknown): string | undefined {

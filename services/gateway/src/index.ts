@@ -4,11 +4,13 @@
 import { join } from 'node:path';
 import { defineModule, requestIdMiddleware, type ServiceModule } from '@sightline/kit';
 import { openApiDocument } from '@sightline/proto-schemas';
+import { trackerScript } from '@sightline/tracker';
 import { AccountsAdmin } from './accounts-admin';
 import { AccountsRepo } from './accounts.repo';
 import { mountAdminRoutes } from './admin.routes';
 import { mountApiRoutes, mountFallbacks } from './api.routes';
 import { Authenticator } from './auth';
+import { mountCollectRoutes } from './collect.routes';
 import { ensureDemoWorkspace } from './demo';
 import { mountDocsRoutes } from './docs.routes';
 import { Limits } from './limits';
@@ -40,6 +42,14 @@ export function createGatewayModule(options: GatewayOptions): ServiceModule {
         publicRoutes(router) {
           router.use(requestIdMiddleware);
           mountDocsRoutes(router, openApiDocument);
+          mountCollectRoutes(router, {
+            repo,
+            bus: ctx.bus,
+            rpcTimeoutMs: ctx.settings.rpcTimeoutMs,
+            ingestAvailable: options.availableServices.includes('ingest'),
+            trackerScript,
+            logger: ctx.logger,
+          });
           mountApiRoutes(router, {
             operations: operationsOf(document),
             auth,

@@ -327,7 +327,8 @@ export class AmqpBus implements Bus {
         });
         ch.on('return', (msg: Message) => {
           this.metrics.count('unroutable', String(msg.properties.appId ?? 'unknown'));
-          this.logger.warn({ type: msg.fields.routingKey, id: msg.properties.messageId }, 'bus: message unroutable (no consumer queue bound to its type); dropped');
+          // Legal (the consuming service may not be deployed), so debug level; the metric counts it.
+          this.logger.debug({ type: msg.fields.routingKey, id: msg.properties.messageId }, 'bus: message unroutable (no consumer queue bound to its type); dropped');
         });
         await ch.assertExchange(this.names.exchange, 'topic', { durable: true });
         return ch;

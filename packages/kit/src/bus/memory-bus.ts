@@ -83,7 +83,8 @@ export class MemoryBus implements Bus {
       this.metrics.count('published', envelope.source);
       if (routed === 0) {
         this.metrics.count('unroutable', envelope.source);
-        this.logger.warn({ type: envelope.type, id: envelope.id }, 'bus: message unroutable (no consumer queue bound to its type); dropped');
+        // Legal (the consuming service may not be deployed), so debug level; the metric counts it.
+        this.logger.debug({ type: envelope.type, id: envelope.id }, 'bus: message unroutable (no consumer queue bound to its type); dropped');
       }
     }
     await Promise.resolve();

@@ -22,6 +22,15 @@ export function describeKvStoreContract(driver: KvStore['driver'], setup: () => 
       await harness?.cleanup();
     });
 
+    it('reads and writes several keys in one call, with TTL', async () => {
+      await kv.setMany([['many:a', '1'], ['many:b', '2']], { ttlMs: 60_000 });
+      expect(await kv.getMany(['many:a', 'many:missing', 'many:b'])).toEqual(['1', null, '2']);
+      expect(await kv.getMany([])).toEqual([]);
+      await kv.setMany([['many:short', 'x']], { ttlMs: 50 });
+      await new Promise((r) => setTimeout(r, 120));
+      expect(await kv.getMany(['many:short'])).toEqual([null]);
+    });
+
     it('reports its driver', () => {
       expect(kv.driver).toBe(driver);
     });

@@ -66,6 +66,14 @@ export function createMemoryKv(options: MemoryKvOptions = {}): KvStore {
       entries.delete(prefix + key);
       return Promise.resolve();
     },
+    getMany(keys) {
+      return Promise.resolve(keys.map((key) => live(prefix + key)?.value ?? null));
+    },
+    setMany(pairs, setOptions) {
+      const expiresAt = expiry(setOptions?.ttlMs);
+      for (const [key, value] of pairs) entries.set(prefix + key, { value, expiresAt });
+      return Promise.resolve();
+    },
     incrBy(key, by, ttlMs) {
       if (!Number.isSafeInteger(by)) return Promise.reject(new Error(`incrBy needs an integer, got ${by}`));
       const full = prefix + key;

@@ -78,6 +78,22 @@ export async function createRedisKv(options: RedisKvOptions): Promise<KvStore> {
           : await redis.set(full, value);
       return reply === 'OK';
     },
+    async getMany(keys) {
+      return keys.length === 0 ? [] : redis.mget(keys.map((key) => prefix + key));
+    },
+    async setMany(pairs, setOptions) {
+      if (pairs.length === 0) return;
+      const ttlMs = setOptions?.ttlMs;
+      if (ttlMs !== undefined) assertPositiveInteger('ttlMs', ttlMs);
+      const pipeline = redis.multi();
+      for (const [key, value] of pairs) {
+        if (ttlMs !== undefined) pipeline.set(prefix + key, value, 'PX', ttlMs);
+        else pipeline.set(prefix + key, value);
+      }
+      const results = await pipeline.exec();
+      const failed = results?.find(([error]) => error);
+      if (failed) throw failed[0];
+    },
     async del(key) {
       await redis.del(prefix + key);
     },

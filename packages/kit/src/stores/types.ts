@@ -66,6 +66,10 @@ export interface KvStore {
   /** Sets a value; with `ifAbsent` only when the key does not exist. Returns whether it was set. */
   set(key: string, value: string, options?: { ttlMs?: number; ifAbsent?: boolean }): Promise<boolean>;
   del(key: string): Promise<void>;
+  /** Reads several keys in one round trip; missing keys are null, in the order asked. */
+  getMany(keys: string[]): Promise<(string | null)[]>;
+  /** Writes several keys in one round trip, each with the same optional TTL. */
+  setMany(entries: [key: string, value: string][], options?: { ttlMs?: number }): Promise<void>;
   /** Adds `by` and returns the new value; `ttlMs` is applied when the key is created. */
   incrBy(key: string, by: number, ttlMs?: number): Promise<number>;
   /** Consumes one point of a fixed window of `points` per `windowMs` (rate-limiter-flexible). */

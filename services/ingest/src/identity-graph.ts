@@ -1,0 +1,102 @@
+// The identity graph: anonymous ids, email hashes and phone hashes joined into identities, with
+// merges when one event links two of them (union by moving the loser's keys to the winner).
+// Resolution is per batch: one SELECT for all of a batch's keys, one INSERT for the new ones, all
+// under a per-workspace advisory lock so replicas cannot split a person. A key→identity cache skips
+// the database entirely when a batch brings no new key.
+import { randomUUID } from 'node:crypto';
+import type { SqlStore } from '@sightline/kit';
+import type { ClassifiedEventV1 } from '@sightline/proto-schemas';
+import { sha256Hex } from './identity-keys';
+
+export interface Merge {
+  from: string;
+  into: string;
+}
+
+type KeyRef = `${'anon' | 'email' | 'phone'}:${string}`;
+
+const CACHE_LIMIT = 200_000;
+
+export class IdentityGraph {
+  private readonly cache = new Map<KeyRef, string>();
+
+  constructor(private readonly db: SqlStore) {}
+
+  /** Sets identity_id on every event that carries a key; returns the merges it made. */
+  async resolve(workspaceId: string, events: ClassifiedEventV1[]): Promise<Merge[]> {
+    const keysOf = events.map(keysOfEvent);
+    const allKeys = [...new Set(keysOf.flat())];
+    if (allKeys.length === 0) return [];
+    if (allKeys.every((k) => this.cache.has(k)) && keysOf.every((keys) => new Set(keys.map((k) => this.cache.get(k))).size <= 1)) {
+      events.forEach((event, i) => (event.identity_id = keysOf[i]?.[0] ? (this.cache.get(keysOf[i][0]) as string) : null));
+      return [];
+    }
+
+    const { known, merges } = await this.db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`identity:${workspaceId}`]);
+      const { rows } = await tx.query<{ ref: KeyRef; identity_id: string }>(
+        `SELECT kind || ':' || key_hash AS ref, identity_id::text AS identity_id
+           FROM identity_keys WHERE workspace_id = $1 AND kind || ':' || key_hash = ANY($2::text[])`,
+        [workspaceId, allKeys],
+      );
+      const known = new Map<KeyRef, string>(rows.map((r) => [r.ref, r.identity_id]));
+      const inserted = new Map<KeyRef, string>();
+      const merges: Merge[] = [];
+      for (const keys of keysOf) {
+        if (keys.length === 0) continue;
+        const ids = [...new Set(keys.flatMap((k) => (known.has(k) ? [known.get(k) as string] : [])))].sort();
+        const winner = ids[0] ?? randomUUID();
+        for (const loser of ids.slice(1)) {
+          merges.push({ from: loser, into: winner });
+          for (const [k, id] of known) if (id === loser) known.set(k, winner);
+          for (const [k, id] of inserted) if (id === loser) inserted.set(k, winner);
+        }
+        for (const k of keys) {
+          if (!known.has(k)) {
+            known.set(k, winner);
+            inserted.set(k, winner);
+          }
+        }
+      }
+      if (inserted.size > 0) {
+        const refs = [...inserted.keys()];
+        await tx.query(
+          `INSERT INTO identity_keys (workspace_id, kind, key_hash, identity_id)
+           SELECT $1, split_part(ref, ':', 1), substr(ref, strpos(ref, ':') + 1), id::uuid
+             FROM unnest($2::text[], $3::text[]) AS t(ref, id)
+           ON CONFLICT (workspace_id, kind, key_hash) DO NOTHING`,
+          [workspaceId, refs, refs.map((r) => inserted.get(r) as string)],
+        );
+      }
+      for (const merge of merges) {
+        await tx.query('UPDATE identity_keys SET identity_id = $3 WHERE workspace_id = $1 AND identity_id = $2', [workspaceId, merge.from, merge.into]);
+        await tx.query(
+          `INSERT INTO identity_merges (workspace_id, from_identity_id, into_identity_id) VALUES ($1, $2, $3)
+           ON CONFLICT (workspace_id, from_identity_id) DO UPDATE SET into_identity_id = EXCLUDED.into_identity_id`,
+          [workspaceId, merge.from, merge.into],
+        );
+      }
+      return { known, merges };
+    });
+
+    for (const merge of merges) for (const [k, id] of this.cache) if (id === merge.from) this.cache.set(k, merge.into);
+    for (const [k, id] of known) this.remember(k, id);
+    events.forEach((event, i) => (event.identity_id = keysOf[i]?.[0] ? (known.get(keysOf[i][0]) as string) : null));
+    return merges;
+  }
+
+  private remember(key: KeyRef, id: string): void {
+    this.cache.delete(key);
+    this.cache.set(key, id);
+    // Map keeps insertion order: the first entry is the least recently remembered.
+    if (this.cache.size > CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value as KeyRef);
+  }
+}
+
+function keysOfEvent(event: ClassifiedEventV1): KeyRef[] {
+  const keys: KeyRef[] = [];
+  if (event.anonymous_id) keys.push(`anon:${event.anonymous_id}`);
+  if (event.email_hash) keys.push(`email:${event.email_hash}`);
+  if (event.phone) keys.push(`phone:${sha256Hex(event.phone)}`);
+  return keys;
+}

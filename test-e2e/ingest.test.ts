@@ -1,0 +1,4 @@
+import { describeIngest } from './ingest.suite';
+
+// Embedded profile: PGlite, chDB, in-memory KV, in-process bus.
+describeIngest('embedded drivers', async () => ({ env: {}, cleanup: async () => undefined }));

@@ -1,0 +1,92 @@
+// The tracker end to end in real Chromium: a page loads /t.js from the gateway, hits go to the
+// gateway's /collect, ingest classifies them, and the facts it publishes carry the visit.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { createLogger, defineModule, loadConfig, startModules, type Envelope, type RunningProcess } from '@sightline/kit';
+import type { ClassifiedEventV1, EventBatchV1 } from '@sightline/proto-schemas';
+import { createGatewayModule } from '@sightline/service-gateway';
+import { createIngestModule } from '@sightline/service-ingest';
+import { launchChromium, startTestSite, type TestSite } from '@sightline/tracker/tracker.test-fixtures';
+
+describe('tracker → gateway /collect → ingest (Chromium, embedded)', () => {
+  let proc: RunningProcess;
+  let browser: Browser;
+  let site: TestSite;
+  let dataDir: string;
+  const events: ClassifiedEventV1[] = [];
+
+  const waitFor = async <T>(what: string, probe: () => T | undefined): Promise<T> => {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const value = probe();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(events.map((e) => [e.event_type, e.page]))}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'sightline-tracker-e2e-'));
+    const recorder = defineModule({
+      name: 'attribution',
+      needs: {},
+      async create() {
+        return { consumers: { 'events.classified': async (e: Envelope) => void events.push(...(e.payload as EventBatchV1).events) } };
+      },
+    });
+    proc = await startModules({
+      config: loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'silent' }),
+      logger: createLogger({ level: 'silent' }),
+      modules: [createGatewayModule({ availableServices: ['gateway', 'ingest', 'attribution'], demo: false }), createIngestModule(), recorder],
+    });
+    const admin = async (path: string, body: unknown) =>
+      (await (await fetch(`http://127.0.0.1:${proc.adminPort}/admin${path}`, { method: 'POST', headers: { authorization: `Bearer ${proc.settings.adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as Record<string, string>;
+    const ws = await admin('/workspaces', { name: 'Tracker', plan: 'internal' });
+    const website = await admin(`/workspaces/${ws['id']}/websites`, { domain: 'localhost' });
+    site = await startTestSite({ scriptSrc: `http://127.0.0.1:${proc.publicPort}/t.js`, site: String(website['public_id']), outboundUrl: 'http://127.0.0.1:9/elsewhere' });
+    browser = await launchChromium();
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await site?.close();
+    await proc?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('a visit from a campaign arrives classified, with SPA navigation, custom event and identify in one session', async () => {
+    // Headless Chromium announces itself as HeadlessChrome, which ingest rightly drops as a bot;
+    // browse as the desktop Chrome a real visitor would run.
+    const userAgent = (await browser.newContext().then(async (c) => {
+      const ua = await (await c.newPage()).evaluate('navigator.userAgent');
+      await c.close();
+      return String(ua);
+    })).replace('HeadlessChrome', 'Chrome');
+    const context = await browser.newContext({ userAgent });
+    const page = await context.newPage();
+    await page.goto(site.url('/?utm_source=newsletter&utm_medium=email&utm_campaign=launch'));
+    const landing = await waitFor('the landing pageview', () => events.find((e) => e.event_type === 'pageview' && e.page === '/'));
+    expect(landing.channel).toBe('Email');
+    expect(landing.campaign).toBe('launch');
+    expect(landing.browser).toBe('Chrome');
+
+    await page.click('#spa-link');
+    // Runs in the page (no DOM types in this Node test): the tracker's global API.
+    await page.evaluate(`sightline('event', 'video_played', { seconds: 12 }); sightline('identify', 'visitor@example.com');`);
+    const spa = await waitFor('the SPA pageview', () => events.find((e) => e.event_type === 'pageview' && e.page === '/app/pricing'));
+    const custom = await waitFor('the custom event', () => events.find((e) => e.event_name === 'video_played'));
+    const identify = await waitFor('identify', () => events.find((e) => e.event_type === 'identify'));
+    expect(identify.email).toBe('visitor@example.com');
+    for (const e of [spa, custom, identify]) {
+      expect(e.anonymous_id).toBe(landing.anonymous_id);
+      expect(e.session_id).toBe(landing.session_id);
+      expect(e.identity_id).toBe(landing.identity_id);
+      expect(e.session?.channel).toBe('Email');
+    }
+    const cookies = await context.cookies();
+    expect(cookies.find((c) => c.name === '_sl_aid')?.value).toBe(landing.anonymous_id);
+    await context.close();
+  }, 60_000);
+});
