@@ -7,6 +7,8 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   moduleNameMapper: {
+    // Relative ESM-style specifiers ('./start.js', used by dynamic imports) resolve to the TS source.
+    '^(\\.{1,2}/.*)\\.js$': '$1',
     '^@sightline/proto-schemas$': '<rootDir>/proto-schemas/src/index.ts',
     '^@sightline/proto-schemas/(.*)$': '<rootDir>/proto-schemas/src/$1',
     '^@sightline/(kit|cli|datagen|tracker)$': '<rootDir>/packages/$1/src/index.ts',

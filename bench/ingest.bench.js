@@ -110,7 +110,6 @@ function* eventBatches() {
 }
 
 async function chdbBaseline(rows) {
-  const { createStoreProvider, createLogger, runClickHouseMigrations } = require('@sightline/kit');
   const dir = mkdtempSync(join(tmpdir(), 'sightline-bench-chdb-'));
   // A child process: chDB allows one data directory per process.
   const script = `
@@ -133,7 +132,6 @@ async function chdbBaseline(rows) {
     child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`baseline exited ${code}`))));
   });
   rmSync(dir, { recursive: true, force: true });
-  void createStoreProvider; void createLogger; void runClickHouseMigrations;
   return Number(out);
 }
 
@@ -142,7 +140,7 @@ async function startEmbedded() {
   const { MODULE_REGISTRY, TARGET_NAMES } = require('@sightline/cli');
   const dataDir = mkdtempSync(join(tmpdir(), 'sightline-bench-ingest-'));
   const config = loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'error', SIGHTLINE_DEMO: 'off' });
-  const proc = await startModules({ config, logger: createLogger({ level: 'error' }), modules: MODULE_REGISTRY.map((e) => e.create({ demo: false }, TARGET_NAMES)) });
+  const proc = await startModules({ config, logger: createLogger({ level: 'error' }), modules: await Promise.all(MODULE_REGISTRY.map((e) => e.create({ demo: false }, TARGET_NAMES))) });
   const adminUrl = `http://127.0.0.1:${proc.adminPort}`;
   return {
     baseUrl: `http://127.0.0.1:${proc.publicPort}`,
@@ -157,11 +155,55 @@ async function startEmbedded() {
   };
 }
 
+/** Gateway and ingest as separate processes on RabbitMQ, PostgreSQL and Redis, as Kubernetes runs them. */
 async function startDistributed() {
-  const { distributedServers } = require('@sightline/kit/dist/testing/servers');
-  const { startSightline } = require('../test-e2e/processes.js');
-  void distributedServers; void startSightline;
-  throw new Error('distributed mode: see startDistributedProcesses below');
+  const { Client } = require('pg');
+  const database = `sightline_bench_${Date.now()}`;
+  const admin = new Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${database}`);
+  await admin.end();
+  const adminToken = 'bench-admin-token-0123456789';
+  const env = {
+    SIGHTLINE_POSTGRES_URL: `postgres://postgres@127.0.0.1:5432/${database}`,
+    SIGHTLINE_REDIS_URL: 'redis://127.0.0.1:6379',
+    SIGHTLINE_AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672',
+    SIGHTLINE_BUS_NAMESPACE: `bench-${Date.now()}`,
+    SIGHTLINE_ADMIN_TOKEN: adminToken,
+    SIGHTLINE_LOG_LEVEL: 'error',
+  };
+  const dirs = [mkdtempSync(join(tmpdir(), 'sightline-bench-gw-')), mkdtempSync(join(tmpdir(), 'sightline-bench-in-'))];
+  const gateway = await spawnTarget('gateway', { ...env, SIGHTLINE_PORT: '18080', SIGHTLINE_ADMIN_PORT: '19090', SIGHTLINE_DATA_DIR: dirs[0] });
+  const ingest = await spawnTarget('ingest', { ...env, SIGHTLINE_PORT: '18081', SIGHTLINE_ADMIN_PORT: '19091', SIGHTLINE_DATA_DIR: dirs[1] });
+  const { rssOf } = module.exports;
+  return {
+    baseUrl: 'http://127.0.0.1:18080',
+    adminUrl: 'http://127.0.0.1:19090',
+    ingestAdminUrl: 'http://127.0.0.1:19091',
+    adminToken,
+    rss: () => rssOf(gateway.pid) + rssOf(ingest.pid),
+    stop: async () => {
+      for (const child of [ingest, gateway]) {
+        child.kill('SIGTERM');
+        await new Promise((r) => child.once('exit', r));
+      }
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+      const c = new Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+async function spawnTarget(target, env) {
+  const child = spawn(process.execPath, [join(__dirname, '..', 'packages', 'cli', 'bin', 'sightline.js'), 'start', `--target=${target}`], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
+  const ready = `http://127.0.0.1:${env.SIGHTLINE_ADMIN_PORT}/readyz`;
+  for (let i = 0; i < 300; i += 1) {
+    if (await fetch(ready).then((r) => r.ok, () => false)) return child;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${target} did not become ready`);
 }
 
 module.exports = { run, rssOf: (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024 };

@@ -45,6 +45,13 @@ describe('sightline start --target=all (embedded, demo workspace)', () => {
     expect((await fetch(`${proc.baseUrl}/v1/me`, { headers: { authorization: `Bearer ${created.key}` } })).status).toBe(401);
   });
 
+  it('seeds a website through the public paths with `sightline seed`, and the events are stored', async () => {
+    const env = { SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_ADMIN_URL: proc.adminUrl };
+    const out = await runCli(['seed', '--website', 'shop.sightline.test', '--days', '3', '--visitors', '40', '--seed', '7', '--url', proc.baseUrl], env);
+    expect(out).toMatch(/seeded shop\.sightline\.test: \d+ people/);
+    expect(out).toContain('0 failed requests');
+  }, 60_000);
+
   it('lists its targets', async () => {
     expect(await runCli(['start', '--list-targets'], {})).toContain('gateway');
   });

@@ -1,9 +1,15 @@
 import { Command } from 'commander';
 import { adminConnection, adminRequest } from './admin-client';
 import { MODULE_REGISTRY } from './registry';
-import { configFromEnvironment, startProcess } from './start';
+
 
 type Row = Record<string, unknown>;
+
+function positive(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${flag} must be a positive whole number, got "${value}"`);
+  return n;
+}
 
 export async function main(argv: string[]): Promise<void> {
   const program = new Command('sightline')
@@ -21,6 +27,7 @@ export async function main(argv: string[]): Promise<void> {
         for (const entry of MODULE_REGISTRY) process.stdout.write(`${entry.name}${entry.dependsOn.length ? ` (after ${entry.dependsOn.join(', ')})` : ''}\n`);
         return;
       }
+      const { configFromEnvironment, startProcess } = await import('./start.js');
       await startProcess(configFromEnvironment(opts.target ? { target: opts.target } : {}));
     });
 
@@ -103,6 +110,37 @@ export async function main(argv: string[]): Promise<void> {
     .action(async (keyId: string) => {
       await adminRequest(conn(), 'DELETE', `/keys/${encodeURIComponent(keyId)}`);
       process.stdout.write(`revoked ${keyId}\n`);
+    });
+
+  program
+    .command('seed')
+    .description('generate a realistic workspace and send it through the public ingestion paths of a running instance')
+    .requiredOption('--website <domain>', 'an existing website to fill')
+    .option('--days <n>', 'length of the window, ending today', '90')
+    .option('--visitors <n>', 'people whose first visit falls in the window', '10000')
+    .option('--seed <n>', 'random seed: the same seed gives the same data', '42')
+    .option('--url <url>', 'public base URL (default: $SIGHTLINE_PUBLIC_URL or http://localhost:$SIGHTLINE_PORT)')
+    .option('--concurrency <n>', 'requests in flight', '8')
+    .action(async (opts: { website: string; days: string; visitors: string; seed: string; url?: string; concurrency: string }) => {
+      const url = opts.url ?? process.env['SIGHTLINE_PUBLIC_URL'] ?? `http://localhost:${process.env['SIGHTLINE_PORT'] ?? '8080'}`;
+      const started = Date.now();
+      const { seedWebsite } = await import('./seed.js');
+      const result = await seedWebsite(conn(), {
+        website: opts.website,
+        days: positive(opts.days, '--days'),
+        visitors: positive(opts.visitors, '--visitors'),
+        seed: positive(opts.seed, '--seed'),
+        url,
+        concurrency: positive(opts.concurrency, '--concurrency'),
+        progress: process.stderr.isTTY === true,
+      });
+      const seconds = (Date.now() - started) / 1000;
+      const events = result.stats.collectEvents + result.stats.serverEvents;
+      process.stdout.write(
+        `seeded ${opts.website}: ${result.stats.people} people, ${result.stats.sessions} sessions, ${events} events ` +
+          `(${result.stats.conversions.purchase} purchases) in ${seconds.toFixed(1)} s; ${result.rejected} rejected, ${result.failed} failed requests\n`,
+      );
+      if (result.failed > 0) throw new Error(`some requests failed: ${result.failures.join('; ')}`);
     });
 
   await program.parseAsync(argv);

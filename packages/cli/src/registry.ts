@@ -1,8 +1,7 @@
 // The one module registry (as Loki's): each entry is a name, the service's definition, and what it
 // must start after. `--target=all` runs every entry in this order; Helm runs one name per pod.
+// Services load only when a process starts them, so admin commands stay quick.
 import type { ServiceModule } from '@sightline/kit';
-import { createGatewayModule } from '@sightline/service-gateway';
-import { createIngestModule } from '@sightline/service-ingest';
 
 export interface RegistryOptions {
   demo: boolean;
@@ -11,12 +10,17 @@ export interface RegistryOptions {
 export interface RegistryEntry {
   name: string;
   dependsOn: string[];
-  create(options: RegistryOptions, allNames: readonly string[]): ServiceModule;
+  create(options: RegistryOptions, allNames: readonly string[]): Promise<ServiceModule>;
 }
 
 export const MODULE_REGISTRY: readonly RegistryEntry[] = [
-  { name: 'gateway', dependsOn: [], create: (options, allNames) => createGatewayModule({ availableServices: allNames, demo: options.demo }) },
-  { name: 'ingest', dependsOn: [], create: () => createIngestModule() },
+  {
+    name: 'gateway',
+    dependsOn: [],
+    create: async (options, allNames) => (await import('@sightline/service-gateway')).createGatewayModule({ availableServices: allNames, demo: options.demo }),
+  },
+  { name: 'ingest', dependsOn: [], create: async () => (await import('@sightline/service-ingest')).createIngestModule() },
+  { name: 'attribution', dependsOn: [], create: async () => (await import('@sightline/service-attribution')).createAttributionModule() },
 ];
 
 export const TARGET_NAMES = MODULE_REGISTRY.map((entry) => entry.name);

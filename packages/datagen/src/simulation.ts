@@ -219,7 +219,7 @@ export class Simulation {
       const customs = CUSTOM_EVENTS[page.section];
       if (customs) {
         for (const [name, p] of customs) {
-          if (name !== 'add_to_cart' && rng.chance(p)) (extras ??= []).push({ at: t + 1 + rng.int(dwell - 1), type: 'custom', name, props: NO_PROPS });
+          if (name !== 'add_to_cart' && rng.chance(p)) (extras ??= []).push({ at: t + 1 + rng.int(dwell - 400), type: 'custom', name, props: NO_PROPS });
         }
       }
       const links = plan.goals === 0 ? OUTBOUND_LINKS[page.section] : undefined;
@@ -267,7 +267,7 @@ export class Simulation {
         form('checkout', 'checkout-form');
         if (!device.identified) identify('checkout');
         this.purchase(v, device, submitAt + 800 + rng.int(5000), rng, steps);
-      } else if (page.section === 'blog' && plan.goals === 0 && rng.chance(0.012)) {
+      } else if (page.section === 'blog' && plan.goals === 0 && !endSession && rng.chance(0.012)) {
         form('newsletter', 'newsletter');
         identify('newsletter');
       }

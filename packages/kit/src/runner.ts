@@ -107,6 +107,11 @@ export async function startModules(options: StartOptions): Promise<RunningProces
   try {
     const publicApp = express();
     publicApp.disable('x-powered-by');
+    // Once stopping, keep-alive clients are told to go away, so in-flight work drains and ends.
+    publicApp.use((_req, res, next) => {
+      if (stopping) res.setHeader('Connection', 'close');
+      next();
+    });
     const adminApp = express();
     adminApp.disable('x-powered-by');
     const adminRouter = express.Router();
@@ -224,8 +229,12 @@ function listen(app: express.Express, port: number): Promise<Server> {
 
 function closeServer(server: Server): Promise<void> {
   return new Promise((resolveClose) => {
-    server.close(() => resolveClose());
-    // Idle keep-alive sockets would hold close() open; in-flight requests still finish.
+    // In-flight requests finish; keep-alive sockets are closed as soon as they fall idle.
+    const sweep = setInterval(() => server.closeIdleConnections(), 50);
+    server.close(() => {
+      clearInterval(sweep);
+      resolveClose();
+    });
     server.closeIdleConnections();
   });
 }

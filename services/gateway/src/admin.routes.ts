@@ -2,7 +2,7 @@
 // The `sightline` CLI talks to this, because embedded stores belong to the running process.
 import type { NextFunction, Request, Response, Router } from 'express';
 import type { Logger } from 'pino';
-import { renderProblem, requestIdMiddleware, requestIdOf, sendProblem } from '@sightline/kit';
+import { ProblemError, renderProblem, requestIdMiddleware, requestIdOf, sendProblem } from '@sightline/kit';
 import type { AccountsAdmin } from './accounts-admin';
 import type { AccountsRepo } from './accounts.repo';
 import type { Authenticator } from './auth';
@@ -22,6 +22,11 @@ export function mountAdminRoutes(
   router.post('/workspaces', route(async (req) => ({ status: 201, body: await admin.createWorkspace(req.body ?? {}) })));
   router.get('/workspaces/:id/websites', route(async (req) => ({ status: 200, body: { data: await repo.listWebsites(String(req.params['id'])) } })));
   router.post('/workspaces/:id/websites', route(async (req) => ({ status: 201, body: await admin.addWebsite(String(req.params['id']), req.body ?? {}) })));
+  router.get('/websites/:domain', route(async (req) => {
+    const website = await repo.findWebsiteByDomain(String(req.params['domain']).toLowerCase());
+    if (!website) throw new ProblemError('not-found', { detail: `No website "${String(req.params['domain'])}".`, remediation: 'Add it with `sightline websites add`.' });
+    return { status: 200, body: website };
+  }));
   router.get('/keys', route(async (req) => ({ status: 200, body: { data: await repo.listKeys(typeof req.query['workspace_id'] === 'string' ? req.query['workspace_id'] : undefined) } })));
   router.post('/keys', route(async (req) => ({ status: 201, body: await admin.createKey(req.body ?? {}) })));
   router.delete('/keys/:keyId', route(async (req) => {

@@ -12,6 +12,8 @@ import { mountApiRoutes, mountFallbacks } from './api.routes';
 import { Authenticator } from './auth';
 import { mountCollectRoutes } from './collect.routes';
 import { ensureDemoWorkspace } from './demo';
+
+export { DEMO_WEBSITES } from './demo';
 import { mountDocsRoutes } from './docs.routes';
 import { Limits } from './limits';
 import { localHandlers } from './local-handlers';

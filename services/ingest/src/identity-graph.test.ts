@@ -55,6 +55,9 @@ describe('identity graph (PGlite)', () => {
     const merges = await graph.resolve(WS, identifyOnPhone);
     expect(merges).toHaveLength(1);
     const person = identifyOnPhone[0]?.identity_id;
+    // The laptop identity came first, so it survives the merge whatever the ids' order.
+    expect(person).toBe(laptop[0]?.identity_id);
+    expect(merges[0]).toEqual({ from: phone[0]?.identity_id, into: laptop[0]?.identity_id });
     // A fresh graph (another replica) sees the merge from the database.
     const later = [event({ anon: 'phone' }), event({ anon: 'laptop' }), event({ email: 'ADA@example.com'.toLowerCase() })];
     await new IdentityGraph(db).resolve(WS, later);

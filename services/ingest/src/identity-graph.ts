@@ -34,18 +34,30 @@ export class IdentityGraph {
 
     const { known, merges } = await this.db.transaction(async (tx) => {
       await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`identity:${workspaceId}`]);
-      const { rows } = await tx.query<{ ref: KeyRef; identity_id: string }>(
-        `SELECT kind || ':' || key_hash AS ref, identity_id::text AS identity_id
-           FROM identity_keys WHERE workspace_id = $1 AND kind || ':' || key_hash = ANY($2::text[])`,
+      const { rows } = await tx.query<{ ref: KeyRef; identity_id: string; first_seen: string }>(
+        `SELECT kind || ':' || key_hash AS ref, identity_id::text AS identity_id,
+                (SELECT extract(epoch FROM min(o.created_at))::text FROM identity_keys o
+                  WHERE o.workspace_id = k.workspace_id AND o.identity_id = k.identity_id) AS first_seen
+           FROM identity_keys k WHERE workspace_id = $1 AND kind || ':' || key_hash = ANY($2::text[])`,
         [workspaceId, allKeys],
       );
       const known = new Map<KeyRef, string>(rows.map((r) => [r.ref, r.identity_id]));
+      // Age of each identity: on a merge the oldest wins, so established history keeps its id.
+      const firstSeen = new Map<string, number>(rows.map((r) => [r.identity_id, Number(r.first_seen)]));
       const inserted = new Map<KeyRef, string>();
       const merges: Merge[] = [];
+      let created = 0;
       for (const keys of keysOf) {
         if (keys.length === 0) continue;
-        const ids = [...new Set(keys.flatMap((k) => (known.has(k) ? [known.get(k) as string] : [])))].sort();
-        const winner = ids[0] ?? randomUUID();
+        const ids = [...new Set(keys.flatMap((k) => (known.has(k) ? [known.get(k) as string] : [])))].sort(
+          (a, b) => (firstSeen.get(a) as number) - (firstSeen.get(b) as number) || a.localeCompare(b),
+        );
+        let winner = ids[0];
+        if (!winner) {
+          winner = randomUUID();
+          // Identities born in this batch are younger than any stored one, in order of birth.
+          firstSeen.set(winner, Number.MAX_SAFE_INTEGER - 1_000_000 + created++);
+        }
         for (const loser of ids.slice(1)) {
           merges.push({ from: loser, into: winner });
           for (const [k, id] of known) if (id === loser) known.set(k, winner);

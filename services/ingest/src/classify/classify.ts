@@ -4,7 +4,7 @@
 import { loadChannelRules, matchChannel, ChannelRulesError, type CompiledRule, type LoadedRules } from './channel-rules';
 import { openGeoLookup, type GeoLookup } from './geo';
 import type { ClickIds, RuleExample, UtmValues } from './rule-types';
-import { resolveTrafficSource } from './traffic-source';
+import { createTrafficResolver } from './traffic-source';
 import { createUserAgentParser, type DeviceType } from './user-agent';
 
 export interface HitContext {
@@ -78,6 +78,7 @@ export async function createClassifier(options: ClassifierOptions = {}): Promise
 /** Builds a classifier from loaded parts (synchronous; tests use it with geo off). */
 export function buildClassifier(rules: LoadedRules, geo: GeoLookup, userAgentCacheSize?: number): Classifier {
   const userAgents = createUserAgentParser(userAgentCacheSize ? { cacheSize: userAgentCacheSize } : {});
+  const resolveTraffic = createTrafficResolver(rules.sources);
   return {
     rulesVersion: rules.version,
     geoDescription: geo.description,
@@ -85,7 +86,7 @@ export function buildClassifier(rules: LoadedRules, geo: GeoLookup, userAgentCac
       const ua = userAgents.parse(ctx.userAgent);
       const geoInfo = geo.lookup(ctx.ip);
       const url = parsePageUrl(ctx.url);
-      const traffic = resolveTrafficSource({ url, referrer: ctx.referrer, siteDomain: ctx.siteDomain, utm: ctx.utm }, rules.sources);
+      const traffic = resolveTraffic({ url, referrer: ctx.referrer, siteDomain: ctx.siteDomain, utm: ctx.utm });
       const { channel, ruleId } = matchChannel(rules.rules, {
         source: traffic.source,
         medium: traffic.medium,

@@ -5,6 +5,7 @@
 import { isIP } from 'node:net';
 import { dirname, join } from 'node:path';
 import maxmind, { type Reader, type Response } from 'maxmind';
+import { LruCache } from './lru-cache';
 
 export interface GeoInfo {
   country: string | null;
@@ -38,6 +39,7 @@ interface GeoRecord {
  */
 export async function openGeoLookup(path?: string | null): Promise<GeoLookup> {
   if (path === null) return NO_GEO_LOOKUP;
+  // The reader's own cache holds decoded records by file offset (many addresses share a city).
   const opts = { cache: { max: 10_000 } };
   if (path !== undefined) {
     const reader = await maxmind.open<GeoRecord & Response>(path, opts);
@@ -52,23 +54,35 @@ export async function openGeoLookup(path?: string | null): Promise<GeoLookup> {
 }
 
 function makeLookup(v4: Reader<GeoRecord & Response>, v6: Reader<GeoRecord & Response>, description: string): GeoLookup {
+  // A visitor sends several hits from one address; the tree walk and record decoding cost several µs.
+  const recent = new LruCache<string, GeoInfo>(20_000);
   return {
     description,
     lookup(rawIp) {
-      const ip = normaliseIp(rawIp);
-      if (ip === null || isNonPublicIp(ip.address, ip.family)) return NO_GEO;
-      const reader = ip.family === 4 ? v4 : v6;
-      // An IPv4-only file answers IPv6 questions with nonsense rather than an error: do not ask.
-      if (ip.family === 6 && reader.metadata.ipVersion === 4) return NO_GEO;
-      let record: GeoRecord | null;
-      try {
-        record = reader.get(ip.address);
-      } catch {
-        return NO_GEO;
+      if (!rawIp) return NO_GEO;
+      let info = recent.get(rawIp);
+      if (info === undefined) {
+        info = lookupUncached(v4, v6, rawIp);
+        recent.set(rawIp, info);
       }
-      return record ? toGeoInfo(record) : NO_GEO;
+      return info;
     },
   };
+}
+
+function lookupUncached(v4: Reader<GeoRecord & Response>, v6: Reader<GeoRecord & Response>, rawIp: string): GeoInfo {
+  const ip = normaliseIp(rawIp);
+  if (ip === null || isNonPublicIp(ip.address, ip.family)) return NO_GEO;
+  const reader = ip.family === 4 ? v4 : v6;
+  // An IPv4-only file answers IPv6 questions with nonsense rather than an error: do not ask.
+  if (ip.family === 6 && reader.metadata.ipVersion === 4) return NO_GEO;
+  let record: GeoRecord | null;
+  try {
+    record = reader.get(ip.address);
+  } catch {
+    return NO_GEO;
+  }
+  return record ? toGeoInfo(record) : NO_GEO;
 }
 
 function toGeoInfo(r: GeoRecord): GeoInfo {

@@ -1,27 +1,33 @@
 import { LruCache } from './lru-cache';
 
 describe('LruCache', () => {
-  it('evicts the least recently used entry', () => {
-    const cache = new LruCache<string, number>(2);
+  it('keeps recently used entries and drops the least recently used ones', () => {
+    const cache = new LruCache<string, number>(4); // two generations of two
     cache.set('a', 1);
-    cache.set('b', 2);
-    expect(cache.get('a')).toBe(1); // a is now the most recent
-    cache.set('c', 3);
+    cache.set('b', 2); // young full: {a,b} becomes old
+    expect(cache.get('a')).toBe(1); // promoted to young
+    cache.set('c', 3); // young full again: {a,c} becomes old, b is dropped
     expect(cache.get('b')).toBeUndefined();
     expect(cache.get('a')).toBe(1);
     expect(cache.get('c')).toBe(3);
-    expect(cache.size).toBe(2);
   });
 
-  it('overwrites without growing', () => {
-    const cache = new LruCache<string, number>(2);
+  it('overwrites a value in place', () => {
+    const cache = new LruCache<string, number>(10);
     cache.set('a', 1);
     cache.set('a', 2);
     expect(cache.size).toBe(1);
     expect(cache.get('a')).toBe(2);
   });
 
-  it('refuses a capacity below 1', () => {
-    expect(() => new LruCache(0)).toThrow(RangeError);
+  it('never holds more than its capacity', () => {
+    const cache = new LruCache<number, number>(100);
+    for (let i = 0; i < 10_000; i++) cache.set(i, i);
+    expect(cache.size).toBeLessThanOrEqual(100);
+    expect(cache.get(9_999)).toBe(9_999);
+  });
+
+  it('refuses a capacity below 2', () => {
+    expect(() => new LruCache(1)).toThrow(RangeError);
   });
 });

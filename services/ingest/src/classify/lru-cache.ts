@@ -1,30 +1,41 @@
-// A small least-recently-used cache on Map's insertion order; enough for memoising parses.
+// A small approximate LRU cache in the "two generations" style (as in hashlru): entries live in a
+// young map; when it fills, it becomes the old map and the previous old map is dropped whole. A hit
+// in the old map is promoted. Every operation is O(1) and never iterates, unlike evicting from a Map
+// by its insertion order, which degrades badly under churn. Holds between capacity/2 and capacity.
 export class LruCache<K, V> {
-  private readonly map = new Map<K, V>();
+  private young = new Map<K, V>();
+  private old = new Map<K, V>();
+  private readonly generation: number;
 
-  constructor(private readonly capacity: number) {
-    if (!(capacity >= 1)) throw new RangeError('LruCache capacity must be at least 1');
+  constructor(capacity: number) {
+    if (!(capacity >= 2)) throw new RangeError('LruCache capacity must be at least 2');
+    this.generation = Math.floor(capacity / 2);
   }
 
   get size(): number {
-    return this.map.size;
+    let n = this.young.size;
+    for (const key of this.old.keys()) if (!this.young.has(key)) n++;
+    return n;
   }
 
   get(key: K): V | undefined {
-    const value = this.map.get(key);
-    if (value === undefined) return undefined;
-    // Re-insert so the entry becomes the most recent.
-    this.map.delete(key);
-    this.map.set(key, value);
-    return value;
+    const value = this.young.get(key);
+    if (value !== undefined) return value;
+    const aged = this.old.get(key);
+    if (aged !== undefined) this.insert(key, aged);
+    return aged;
   }
 
   set(key: K, value: V): void {
-    if (this.map.has(key)) this.map.delete(key);
-    else if (this.map.size >= this.capacity) {
-      const oldest = this.map.keys().next();
-      if (!oldest.done) this.map.delete(oldest.value);
+    if (this.young.has(key)) this.young.set(key, value);
+    else this.insert(key, value);
+  }
+
+  private insert(key: K, value: V): void {
+    this.young.set(key, value);
+    if (this.young.size >= this.generation) {
+      this.old = this.young;
+      this.young = new Map();
     }
-    this.map.set(key, value);
   }
 }

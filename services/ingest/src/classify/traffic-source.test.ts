@@ -1,12 +1,13 @@
 import builtInSources from './source-categories.v1.json';
-import { isInternalHost, normaliseUtmValue, parseReferrer, registrableDomain, resolveTrafficSource, type TrafficInput } from './traffic-source';
+import { createTrafficResolver, isInternalHost, normaliseUtmValue, parseReferrer, registrableDomain, type TrafficInput } from './traffic-source';
 import { SourceIndex } from './source-index';
 import type { SourceCategoriesFile } from './rule-types';
 
 const sources = new SourceIndex(builtInSources as SourceCategoriesFile);
 const site = 'example.com';
+const resolver = createTrafficResolver(sources, { hostCacheSize: 4 });
 const resolve = (url: string | null, referrer: string | null = null, utm?: TrafficInput['utm']) =>
-  resolveTrafficSource({ url: url ? new URL(url) : null, referrer, siteDomain: site, utm }, sources);
+  resolver({ url: url ? new URL(url) : null, referrer, siteDomain: site, utm });
 
 describe('UTM parameters', () => {
   it('trims every value and lower-cases source and medium only', () => {
@@ -137,13 +138,20 @@ describe('internal referrers', () => {
   });
 
   it('an internal referrer gives no referrer domain and no source', () => {
-    expect(parseReferrer('https://www.example.com/pricing', 'example.com')).toMatchObject({ host: null, domain: null });
     expect(resolve('https://example.com/b', 'https://example.com/a')).toMatchObject({ source: '(direct)', referrer_domain: null });
+    expect(resolve('https://example.com/b', 'https://www.example.com/pricing')).toMatchObject({ source: '(direct)', referrer_domain: null });
+  });
+
+  it('judges the same referrer host per site (the memo is keyed by both)', () => {
+    const asSeenFrom = (siteDomain: string) => resolver({ url: null, referrer: 'https://blog.acme.io/x', siteDomain }).referrer_domain;
+    expect(asSeenFrom('acme.io')).toBeNull();
+    expect(asSeenFrom('example.com')).toBe('acme.io');
   });
 
   it('reduces an external referrer to its registrable domain', () => {
-    expect(parseReferrer('https://news.bbc.co.uk/story', site).domain).toBe('bbc.co.uk');
-    expect(parseReferrer('http://203.0.113.9:8080/x', site).domain).toBe('203.0.113.9');
+    expect(resolve(null, 'https://news.bbc.co.uk/story').referrer_domain).toBe('bbc.co.uk');
+    expect(resolve(null, 'http://203.0.113.9:8080/x').referrer_domain).toBe('203.0.113.9');
+    expect(parseReferrer('HTTPS://User@Blog.Example.ORG./a')).toEqual({ host: 'blog.example.org', appPackage: false });
   });
 });
 
@@ -156,7 +164,7 @@ describe('campaign key', () => {
   it('is stable for the same parameters whatever the page or parameter order', () => {
     const a = resolve('https://example.com/a?utm_source=x&utm_medium=email&utm_campaign=c').campaign_key;
     const b = resolve('https://example.com/b?utm_campaign=c&utm_medium=EMAIL&utm_source=x&other=1').campaign_key;
-    expect(a).toMatch(/^c1:[0-9a-f]{20}$/);
+    expect(a).toMatch(/^c1:[0-9a-f]{16}$/);
     expect(b).toBe(a);
   });
 

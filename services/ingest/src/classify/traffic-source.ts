@@ -1,9 +1,9 @@
 // Works out where a hit came from: source, medium and campaign fields from UTM parameters, ad click
 // ids or the referrer, the referrer's registrable domain, and a key that changes when the campaign does.
-import { createHash } from 'node:crypto';
 import { getDomain } from 'tldts';
 import { CLICK_ID_NAMES, UTM_FIELDS, type ClickIds, type SourceCategory, type UtmValues } from './rule-types';
-import type { SourceIndex } from './source-index';
+import { LruCache } from './lru-cache';
+import type { SourceIndex, SourceInfo } from './source-index';
 
 export interface TrafficInput {
   /** The landing page URL, already parsed (null when absent or unparsable). */
@@ -44,61 +44,101 @@ const PAID_CLICK_IDS: readonly { id: 'gclid' | 'gbraid' | 'wbraid' | 'msclkid' |
 /** Google auto-tagging beats UTM parameters on the same URL, as it does in GA4. */
 const GOOGLE_CLICK_IDS = new Set(['gclid', 'gbraid', 'wbraid']);
 
-export function resolveTrafficSource(input: TrafficInput, sources: SourceIndex): TrafficSource {
-  const params = input.url && input.url.search.length > 1 ? input.url.searchParams : null;
-  const utm = readUtm(params, input.utm);
-  const click_ids = readClickIds(params);
-  const referrer = parseReferrer(input.referrer, input.siteDomain);
+export type TrafficResolver = (input: TrafficInput) => TrafficSource;
 
-  const paidClick = PAID_CLICK_IDS.find((c) => click_ids[c.id] !== undefined);
-  const explicitSourceOrMedium = input.utm?.source !== undefined || input.utm?.medium !== undefined;
-  let source: string;
-  let medium: string;
-  let sourceCategory: SourceCategory | null;
+/** Facts about one referrer host as seen from one site; memoised because hosts repeat endlessly. */
+interface HostFacts {
+  internal: boolean;
+  domain: string | null;
+  info: SourceInfo | null;
+}
 
-  if (paidClick && GOOGLE_CLICK_IDS.has(paidClick.id) && !explicitSourceOrMedium) {
-    source = paidClick.source;
-    medium = 'cpc';
-    sourceCategory = sources.lookupSource(source)?.category ?? null;
-  } else if (utm.source !== undefined || utm.medium !== undefined) {
-    // Tagged links win over referrers; a missing half is "(not set)", as in GA4.
-    source = utm.source ?? paidClick?.source ?? '(not set)';
-    medium = utm.medium ?? '(not set)';
-    sourceCategory = sources.lookupSource(source)?.category ?? null;
-  } else if (paidClick) {
-    source = paidClick.source;
-    medium = 'cpc';
-    sourceCategory = sources.lookupSource(source)?.category ?? null;
-  } else if (referrer.host !== null) {
-    const info = referrer.appPackage ? sources.lookupExactHost(referrer.host) : sources.lookupHost(referrer.host);
-    source = info?.name ?? (referrer.host.startsWith('www.') ? referrer.host.slice(4) : referrer.host);
-    sourceCategory = info?.category ?? null;
-    medium = sources.mediumFor(sourceCategory);
-  } else if (click_ids.fbclid !== undefined) {
-    // In-app browsers often drop the referrer; the fbclid still says the click came from Facebook.
-    const info = sources.lookupSource('facebook');
-    source = info?.name ?? 'facebook';
-    sourceCategory = info?.category ?? 'social';
-    medium = sources.mediumFor(sourceCategory);
-  } else {
-    source = '(direct)';
-    medium = '(none)';
-    sourceCategory = null;
-  }
+export function createTrafficResolver(sources: SourceIndex, options: { hostCacheSize?: number } = {}): TrafficResolver {
+  const hostCache = new LruCache<string, HostFacts>(options.hostCacheSize ?? 5000);
+  const hostFacts = (host: string, appPackage: boolean, siteDomain: string): HostFacts => {
+    const key = `${appPackage ? 'app' : 'web'}\n${siteDomain}\n${host}`;
+    let facts = hostCache.get(key);
+    if (facts === undefined) {
+      facts = appPackage
+        ? { internal: false, domain: host, info: sources.lookupExactHost(host) }
+        : isInternalHost(host, siteDomain)
+          ? { internal: true, domain: null, info: null }
+          : { internal: false, domain: registrableDomain(host), info: sources.lookupHost(host) };
+      hostCache.set(key, facts);
+    }
+    return facts;
+  };
 
-  const campaign = utm.campaign ?? null;
-  const term = utm.term ?? null;
-  const content = utm.content ?? null;
-  return {
-    source,
-    medium,
-    campaign,
-    term,
-    content,
-    click_ids,
-    referrer_domain: referrer.domain,
-    sourceCategory,
-    campaign_key: campaignKey(utm, click_ids, source, medium, campaign, term, content),
+  // Referrer strings repeat too ("https://www.google.com/"), and URL parsing is a large share of the cost.
+  const referrerCache = new LruCache<string, { host: string; appPackage: boolean } | null>(options.hostCacheSize ?? 5000);
+  const parseReferrerCached = (referrer: string | null) => {
+    if (!referrer || referrer.length > 256) return parseReferrer(referrer);
+    let parsed = referrerCache.get(referrer);
+    if (parsed === undefined) {
+      parsed = parseReferrer(referrer);
+      referrerCache.set(referrer, parsed);
+    }
+    return parsed;
+  };
+
+  return (input) => {
+    const params = input.url && input.url.search.length > 1 ? input.url.searchParams : null;
+    const utm = readUtm(params, input.utm);
+    const click_ids = readClickIds(params);
+    const ref = parseReferrerCached(input.referrer);
+    const facts = ref ? hostFacts(ref.host, ref.appPackage, input.siteDomain) : null;
+    const externalHost = ref && facts && !facts.internal ? ref.host : null;
+
+    const paidClick = PAID_CLICK_IDS.find((c) => click_ids[c.id] !== undefined);
+    const explicitSourceOrMedium = input.utm?.source !== undefined || input.utm?.medium !== undefined;
+    let source: string;
+    let medium: string;
+    let sourceCategory: SourceCategory | null;
+
+    if (paidClick && GOOGLE_CLICK_IDS.has(paidClick.id) && !explicitSourceOrMedium) {
+      source = paidClick.source;
+      medium = 'cpc';
+      sourceCategory = sources.lookupSource(source)?.category ?? null;
+    } else if (utm.source !== undefined || utm.medium !== undefined) {
+      // Tagged links win over referrers; a missing half is "(not set)", as in GA4.
+      source = utm.source ?? paidClick?.source ?? '(not set)';
+      medium = utm.medium ?? '(not set)';
+      sourceCategory = sources.lookupSource(source)?.category ?? null;
+    } else if (paidClick) {
+      source = paidClick.source;
+      medium = 'cpc';
+      sourceCategory = sources.lookupSource(source)?.category ?? null;
+    } else if (externalHost !== null) {
+      const info = facts?.info ?? null;
+      source = info?.name ?? (externalHost.startsWith('www.') ? externalHost.slice(4) : externalHost);
+      sourceCategory = info?.category ?? null;
+      medium = sources.mediumFor(sourceCategory);
+    } else if (click_ids.fbclid !== undefined) {
+      // In-app browsers often drop the referrer; the fbclid still says the click came from Facebook.
+      const info = sources.lookupSource('facebook');
+      source = info?.name ?? 'facebook';
+      sourceCategory = info?.category ?? 'social';
+      medium = sources.mediumFor(sourceCategory);
+    } else {
+      source = '(direct)';
+      medium = '(none)';
+      sourceCategory = null;
+    }
+
+    const campaign = utm.campaign ?? null;
+    const term = utm.term ?? null;
+    const content = utm.content ?? null;
+    return {
+      source,
+      medium,
+      campaign,
+      term,
+      content,
+      click_ids,
+      referrer_domain: externalHost !== null ? (facts?.domain ?? null) : null,
+      sourceCategory,
+      campaign_key: campaignKey(utm, click_ids, source, medium, campaign, term, content),
+    };
   };
 }
 
@@ -130,32 +170,20 @@ function readClickIds(params: URLSearchParams | null): ClickIds {
   return out;
 }
 
-interface ParsedReferrer {
-  /** External referrer host (lower-case), or null when empty, internal or not a web/app referrer. */
-  host: string | null;
-  domain: string | null;
-  appPackage: boolean;
-}
-
-const NO_REFERRER: ParsedReferrer = { host: null, domain: null, appPackage: false };
-
-export function parseReferrer(referrer: string | null, siteDomain: string): ParsedReferrer {
-  if (!referrer) return NO_REFERRER;
+/** Host of a web or Android-app referrer (lower-case); null when empty, unparsable or another scheme. */
+export function parseReferrer(referrer: string | null): { host: string; appPackage: boolean } | null {
+  if (!referrer) return null;
   let url: URL;
   try {
     url = new URL(referrer.trim());
   } catch {
-    return NO_REFERRER;
+    return null;
   }
   // Android apps send android-app://<package>/ as the referrer.
-  if (url.protocol === 'android-app:') {
-    const pkg = url.hostname.toLowerCase();
-    return pkg ? { host: pkg, domain: pkg, appPackage: true } : NO_REFERRER;
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return NO_REFERRER;
+  if (url.protocol === 'android-app:') return url.hostname ? { host: url.hostname.toLowerCase(), appPackage: true } : null;
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return null;
   const host = url.hostname.replace(/\.$/, '');
-  if (!host || isInternalHost(host, siteDomain)) return NO_REFERRER;
-  return { host, domain: registrableDomain(host), appPackage: false };
+  return host ? { host, appPackage: false } : null;
 }
 
 /** The site itself, a subdomain of it, or another host under the same registrable domain. */
@@ -166,22 +194,15 @@ export function isInternalHost(host: string, siteDomain: string): boolean {
   return registrableDomain(host) === site.domain;
 }
 
-const siteCache = new Map<string, { host: string; domain: string }>();
-
-/** Accepts "example.com", "www.example.com" or a pasted "https://example.com/"; memoised (few sites). */
+/** Accepts "example.com", "www.example.com" or a pasted "https://example.com/". */
 function normaliseSiteDomain(siteDomain: string): { host: string; domain: string } {
-  const cached = siteCache.get(siteDomain);
-  if (cached !== undefined) return cached;
   const host = siteDomain
     .trim()
     .toLowerCase()
     .replace(/^[a-z][a-z0-9+.-]*:\/\//, '')
     .replace(/[/:?#].*$/, '')
     .replace(/\.$/, '');
-  const site = { host, domain: host === '' ? '' : registrableDomain(host) };
-  if (siteCache.size > 10_000) siteCache.clear();
-  siteCache.set(siteDomain, site);
-  return site;
+  return { host, domain: host === '' ? '' : registrableDomain(host) };
 }
 
 /** Registrable domain (eTLD+1, private suffixes such as github.io respected); IPs and bare hosts as-is. */
@@ -200,7 +221,18 @@ function campaignKey(
 ): string {
   const clickParts = CLICK_ID_NAMES.filter((n) => clickIds[n] !== undefined).map((n) => `${n}=${clickIds[n]}`);
   if (clickParts.length === 0 && Object.keys(utm).length === 0) return '';
-  // Hashed so the key has a fixed, small size whatever the parameters hold.
-  const material = JSON.stringify([source, medium, campaign, term, content, clickParts]);
-  return `c1:${createHash('sha1').update(material).digest('hex').slice(0, 20)}`;
+  // Hashed so the key has a fixed, small size whatever the parameters hold; not a security boundary.
+  return `c1:${hash64(JSON.stringify([source, medium, campaign, term, content, clickParts]))}`;
+}
+
+/** Two FNV-1a 32-bit passes with different offsets: 16 hex digits, far cheaper than a crypto hash. */
+function hash64(text: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x050c5d1f;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 13);
+  }
+  return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
 }
