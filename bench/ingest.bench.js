@@ -6,6 +6,7 @@
 //   BENCH_SECONDS=300 npm run bench -- ingest       (the 5-minute soak, RSS sampled throughout)
 //   BENCH_MODE=distributed npm run bench -- ingest  (gateway and ingest as separate processes on RabbitMQ)
 const { spawn } = require('node:child_process');
+const { Worker } = require('node:worker_threads');
 const { mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
@@ -25,26 +26,14 @@ async function run() {
     const ws = await admin('/workspaces', { name: 'Bench', plan: 'internal' });
     const site = await admin(`/workspaces/${ws.id}/websites`, { domain: 'bench.test' });
     const { key } = await admin('/keys', { workspace_id: ws.id });
-    const batches = eventBatches();
-
-    const latencies = [];
     const rss = [];
-    let sent = 0;
-    let failed = 0;
     const rssTimer = setInterval(() => rss.push(target.rss()), 1000);
     const started = Date.now();
-    const end = started + SECONDS * 1000;
-    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      while (Date.now() < end) {
-        const events = batches.next().value;
-        const t0 = process.hrtime.bigint();
-        const r = await fetch(`${target.baseUrl}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ events }) });
-        const body = await r.json();
-        latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
-        if (r.status === 200) sent += body.accepted;
-        else failed += 1;
-      }
-    }));
+    const { latencies, sent, failed } = await new Promise((resolve, reject) => {
+      const worker = new Worker(join(__dirname, 'ingest-load.js'), { workerData: { baseUrl: target.baseUrl, key, seconds: SECONDS, concurrency: CONCURRENCY, seed: 1 } });
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
     const sendSeconds = (Date.now() - started) / 1000;
     let stored = 0;
     for (;;) {
@@ -65,7 +54,7 @@ async function run() {
     const lastMinutePeak = Math.max(...(rss.length > 120 ? rss.slice(-60) : rss));
 
     const body = [
-      `Machine: ${machine()}. Mode: **${MODE}**${MODE === 'distributed' ? ' (gateway and ingest as separate processes; RabbitMQ, PostgreSQL, Redis; ClickHouse = chDB in the ingest process)' : ' (one process: PGlite, chDB, in-memory KV, in-process bus)'}. ${CONCURRENCY} concurrent clients, batches of 200 events from @sightline/datagen, ${SECONDS} s of sending.`,
+      `Machine: ${machine()}. Mode: **${MODE}**${MODE === 'distributed' ? ' (gateway and ingest as separate processes; RabbitMQ, PostgreSQL, Redis; ClickHouse = chDB in the ingest process)' : ' (one process: PGlite, chDB, in-memory KV, in-process bus)'}. ${CONCURRENCY} concurrent clients in a worker thread, batches of 200 events from @sightline/datagen, ${SECONDS} s of sending.`,
       '',
       '| figure | value |',
       '|---|---|',
@@ -73,39 +62,12 @@ async function run() {
       `| sustained rate, sent → queryable in ClickHouse | **${fmt(perSecond, 0)} events/s** (${fmt(queryableSeconds, 1)} s until the last event was queryable; sending took ${fmt(sendSeconds, 1)} s) |`,
       `| request latency p50 / p99 | ${fmt(pct(50), 1)} ms / ${fmt(pct(99), 1)} ms per 200-event batch |`,
       `| baseline: same rows inserted straight into chDB, 200 per insert | ${fmt(baseline, 0)} rows/s (pipeline = ${fmt(perSecond / baseline * 100, 0)}% of the store's ceiling) |`,
-      `| peak RSS (${MODE === 'distributed' ? 'gateway + ingest processes' : 'the process, bench client included'}) | ${fmt(peak / 2 ** 20, 0)} MiB; peak in first minute ${fmt(firstMinutePeak / 2 ** 20, 0)} MiB, in last minute ${fmt(lastMinutePeak / 2 ** 20, 0)} MiB |`,
+      `| peak RSS (${MODE === 'distributed' ? 'gateway + ingest processes' : 'the process, load worker included'}) | ${fmt(peak / 2 ** 20, 0)} MiB; peak in first minute ${fmt(firstMinutePeak / 2 ** 20, 0)} MiB, in last minute ${fmt(lastMinutePeak / 2 ** 20, 0)} MiB |`,
     ].join('\n');
     process.stdout.write(`${body}\n`);
     recordSection(`ingest (${MODE}, ${SECONDS} s)`, body);
   } finally {
     await target.stop();
-  }
-}
-
-/** Endless 200-event batches of realistic events, converted from the generator's tracker hits and server events. */
-function* eventBatches() {
-  const { generateWorkspace } = require('@sightline/datagen');
-  for (let seed = 1; ; seed += 1) {
-    let batch = [];
-    for (const item of generateWorkspace({ seed, days: 30, visitors: 20_000, domain: 'bench.test' }).batches()) {
-      const inbound = item.kind === 'events'
-        ? item.body.events
-        : item.body.events.map((hit) => ({
-          event_type: hit.type,
-          ...(hit.name ? { event_name: hit.name } : {}),
-          occurred_at: new Date(hit.ts).toISOString(),
-          anonymous_id: item.body.aid,
-          ...(hit.email ? { email: hit.email } : {}),
-          properties: { url: hit.url, ...(hit.referrer ? { referrer: hit.referrer } : {}), title: hit.title },
-        }));
-      for (const event of inbound) {
-        batch.push(event);
-        if (batch.length === 200) {
-          yield batch;
-          batch = [];
-        }
-      }
-    }
   }
 }
 

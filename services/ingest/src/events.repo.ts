@@ -5,10 +5,33 @@ import type { ClassifiedEventV1 } from '@sightline/proto-schemas';
 export class EventsRepo {
   constructor(private readonly ch: ClickHouseStore) {}
 
-  /** One insert per batch; the batch id is the deduplication token, so a redelivered batch adds nothing. */
-  async insertBatch(batchId: string, workspaceId: string, websiteId: string, events: ClassifiedEventV1[]): Promise<void> {
-    if (events.length === 0) return;
-    await this.ch.insert('events', events.map((e) => toRow(workspaceId, websiteId, e)), { dedupToken: batchId });
+  /**
+   * Inserts the events not stored yet, in one block. Which are stored is read first (a range read on
+   * the primary key), because after a crash a redelivered batch may be coalesced with different
+   * neighbours; the token then only guards an immediate retry of this very insert.
+   */
+  async insertNew(token: string, workspaceId: string, websiteId: string, events: ClassifiedEventV1[]): Promise<number> {
+    if (events.length === 0) return 0;
+    const stored = await this.storedIds(websiteId, events);
+    const fresh = stored.size === 0 ? events : events.filter((e) => !stored.has(e.event_id));
+    if (fresh.length > 0) await this.ch.insert('events', fresh.map((e) => toRow(workspaceId, websiteId, e)), { dedupToken: token });
+    return fresh.length;
+  }
+
+  private async storedIds(websiteId: string, events: ClassifiedEventV1[]): Promise<Set<string>> {
+    let from = events[0]?.occurred_at as string;
+    let to = from;
+    for (const e of events) {
+      if (e.occurred_at < from) from = e.occurred_at;
+      if (e.occurred_at > to) to = e.occurred_at;
+    }
+    const rows = await this.ch.query<{ id: string }>(
+      `SELECT toString(event_id) AS id FROM events
+        WHERE website_id = {website:UUID} AND occurred_at BETWEEN {from:DateTime64(3)} AND {to:DateTime64(3)}
+          AND event_id IN {ids:Array(UUID)}`,
+      { website: websiteId, from: clickhouseTime(from), to: clickhouseTime(to), ids: events.map((e) => e.event_id) },
+    );
+    return new Set(rows.map((r) => r.id));
   }
 
   /** Distinct events of a website, and stored rows (rows > events means duplicates awaiting merge). */
@@ -30,6 +53,11 @@ export class EventsRepo {
       { website: websiteId, identity: identityId },
     );
   }
+}
+
+/** ISO 8601 to the `YYYY-MM-DD hh:mm:ss.sss` form DateTime64 parameters take (UTC). */
+function clickhouseTime(iso: string): string {
+  return iso.replace('T', ' ').replace('Z', '');
 }
 
 function toRow(workspaceId: string, websiteId: string, e: ClassifiedEventV1): Record<string, unknown> {

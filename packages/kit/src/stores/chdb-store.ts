@@ -12,7 +12,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Session } from 'chdb';
-import { COMMON_SETTINGS, normaliseParams, parseJsonEachRow, toJsonEachRow } from './clickhouse-values';
+import { COMMON_SETTINGS, normaliseParams, parseJsonEachRow, toJsonCompactEachRow } from './clickhouse-values';
 import { assertIdentifier } from './identifiers';
 import type { ClickHouseStore } from './types';
 
@@ -108,10 +108,13 @@ export async function createChdbStore(options: ChdbStoreOptions): Promise<ClickH
     async insert(table, rows, options) {
       assertIdentifier('table', table);
       if (rows.length === 0) return;
+      // The first row's keys name the columns; every row of one insert has the same ones.
+      const columns = Object.keys(rows[0] as Record<string, unknown>);
       await session.insert({
         table,
-        values: Buffer.from(toJsonEachRow(rows), 'utf8'),
-        format: 'JSONEachRow',
+        columns,
+        values: Buffer.from(toJsonCompactEachRow(rows, columns), 'utf8'),
+        format: 'JSONCompactEachRow',
         ...(options?.dedupToken ? { settings: { insert_deduplication_token: options.dedupToken } } : {}),
       });
     },

@@ -39,7 +39,17 @@ export function normaliseParams(params: Record<string, unknown>): Record<string,
 
 /** Rows as JSONEachRow text; bigint values become strings, which ClickHouse parses exactly. */
 export function toJsonEachRow(rows: readonly Record<string, unknown>[]): string {
-  const lines = rows.map((row) => JSON.stringify(row, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value)));
+  // No replacer function: JSON.stringify is several times faster without one (hot path of inserts).
+  const lines = withoutBigints(rows).map((row) => JSON.stringify(row));
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * JSONCompactEachRow: one JSON array per row, in `columns` order. ClickHouse parses it about a third
+ * faster than JSONEachRow because no key is repeated per row.
+ */
+export function toJsonCompactEachRow(rows: readonly Record<string, unknown>[], columns: readonly string[]): string {
+  const lines = rows.map((row) => JSON.stringify(columns.map((c) => (typeof row[c] === 'bigint' ? (row[c] as bigint).toString() : row[c]))));
   return `${lines.join('\n')}\n`;
 }
 
