@@ -5,7 +5,7 @@ import addFormats from 'ajv-formats';
 import { envelopeSchema, messageCatalog, sharedSchemas, type JsonSchema } from './messages';
 import { rpcCatalog } from './rpc';
 
-/** Structurally identical to @sightline/kit's Envelope (kit depends on us, not the reverse). */
+/** Every fact on the bus travels in this envelope; @sightline/kit's bus uses this definition. */
 export interface Envelope<P = unknown> {
   id: string;
   type: string;
@@ -17,7 +17,7 @@ export interface Envelope<P = unknown> {
   payload: P;
 }
 
-/** Structurally identical to @sightline/kit's MessageValidator: null when valid, else a reason. */
+/** Schema checks on publish, consume and around RPC: null when valid, else a reason. */
 export interface MessageValidator {
   validateEnvelope(envelope: Envelope): string | null;
   validateRpcRequest(method: string, request: unknown): string | null;

@@ -3,7 +3,7 @@ import { openApiDocument } from './document';
 import type { HttpMethod, OperationObject } from './types';
 
 export { API_PREFIX, LEGACY_PATH_ALIASES, openApiDocument } from './document';
-export { DOCUMENT_PROBLEM_KINDS, PROBLEM_TYPE_BASE, type DocumentProblemKind } from './problems';
+export { DOCUMENT_PROBLEM_KINDS, DOCUMENT_PROBLEM_KINDS as PROBLEM_KINDS, PROBLEM_TYPE_BASE, type DocumentProblemKind } from './problems';
 export { CONTACT_WRITABLE_FIELDS } from './schemas-contacts';
 export { FUNNEL_WINDOW_DAYS } from './schemas-funnels';
 export * from './types';

@@ -80,7 +80,7 @@ export function journeyDaysParam(): ParameterObject {
   return {
     name: 'days',
     in: 'query',
-    description: `How many days back from now the timeline reaches. Default ${JOURNEY_DAYS.default}; above ${JOURNEY_DAYS.maximum} is 400 window-too-large (decided: the journey scan is bounded like every analytics window).`,
+    description: `How many days the timeline reaches back: from the contact's conversion for a contact journey (sessions after the conversion are not part of how it was earned), from now for company and deal journeys. Default ${JOURNEY_DAYS.default}; above ${JOURNEY_DAYS.maximum} is 400 window-too-large (decided: the journey scan is bounded like every analytics window).`,
     schema: { type: 'integer', minimum: JOURNEY_DAYS.minimum, maximum: JOURNEY_DAYS.maximum, default: JOURNEY_DAYS.default },
     'x-sightline-error-kind': 'window-too-large',
   };

@@ -10,7 +10,7 @@ const text = (name: string, description: string): ParameterObject => ({
 });
 
 const journeyDescription = (who: string): string =>
-  `Ordered timeline of sessions showing how ${who} arrived each time and what they did; devices are merged through the identity graph before ordering. Covers the last \`days\` days (default ${JOURNEY_DAYS.default}).`;
+  `Ordered timeline of sessions showing how ${who} arrived each time and what they did; devices are merged through the identity graph before ordering. Covers \`days\` days (default ${JOURNEY_DAYS.default}) back from the conversion (contact) or from now (company, deal).`;
 
 export const contactPaths: Record<string, PathItemObject> = {
   '/contacts': {

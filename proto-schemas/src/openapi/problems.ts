@@ -1,5 +1,5 @@
-// Problem kinds the document names, with their HTTP status. Mirrors @sightline/kit's PROBLEM_KINDS
-// (which cannot be imported: kit depends on this package) plus `crm-not-connected`, decided here.
+// Every problem kind the API can answer with, and its HTTP status: the spec's kinds plus the ones
+// decided here. The one source: @sightline/kit's ProblemError and the document both read it.
 
 export const DOCUMENT_PROBLEM_KINDS = {
   'invalid-request': 400,
@@ -13,12 +13,17 @@ export const DOCUMENT_PROBLEM_KINDS = {
   'insufficient-scope': 403,
   'website-not-found': 404,
   'not-found': 404,
+  'method-not-allowed': 405,
+  conflict: 409,
+  /** GET /deals, /pipelines, /companies with no CRM connected. */
   'crm-not-connected': 409,
   'payload-too-large': 413,
+  'unsupported-media-type': 415,
   'rate-limit-exceeded': 429,
   'quota-exceeded': 429,
   'too-many-concurrent': 429,
   internal: 500,
+  'not-implemented': 501,
   'service-unavailable': 503,
 } as const;
 

@@ -142,7 +142,7 @@ export const contactSchemas: Record<string, Schema> = {
     type: 'object',
     description: 'A server-side event. Needs email, phone or anonymous_id to be attributable; one with none of them is still accepted and recorded, credited to Unattributed (decided: the spec leaves it open, and refusing it would lose a real outcome).',
     properties: {
-      event_type: { type: 'string', maxLength: 100, description: 'custom when omitted.' },
+      event_type: { type: 'string', maxLength: 100, description: '`custom` when omitted. `conversion` and `purchase` record a conversion (a contact row, attributed to the journey of its identity); any other value is behaviour. The tracker sends `pageview`, `outbound`, `form_submit`, `custom` and `identify`.' },
       event_name: { type: 'string', maxLength: 200 },
       occurred_at: { ...dateTime, description: 'Time of the source event; defaults to receipt time. Historical times are accepted (backfill).' },
       email: { type: 'string', format: 'email', maxLength: 320 },

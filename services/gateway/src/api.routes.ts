@@ -4,7 +4,7 @@
 // problem document.
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Logger } from 'pino';
-import { ProblemError, renderProblem, requestIdMiddleware, requestIdOf, sendProblem, type Bus, type SemaphoreLease } from '@sightline/kit';
+import { ProblemError, renderProblem, requestIdOf, sendProblem, type Bus, type SemaphoreLease } from '@sightline/kit';
 import type { Website } from './accounts.repo';
 import type { AuthContext, Authenticator } from './auth';
 import type { Limits } from './limits';
@@ -77,7 +77,7 @@ export function mountApiRoutes(router: Router, deps: ApiRouteDeps): void {
 }
 
 /** Final handlers: unknown paths and body-parser failures, as problem documents. */
-export function mountFallbacks(router: Router, deps: Pick<ApiRouteDeps, 'publicUrl' | 'logger' | 'metrics'>): void {
+export function mountFallbacks(router: Router, deps: Pick<ApiRouteDeps, 'publicUrl' | 'logger'>): void {
   router.use((req: Request, res: Response) => {
     fail(res, deps, new ProblemError('not-found', {
       detail: `No endpoint at ${req.method} ${req.path}.`,
@@ -89,7 +89,6 @@ export function mountFallbacks(router: Router, deps: Pick<ApiRouteDeps, 'publicU
   });
 }
 
-export { requestIdMiddleware };
 
 async function handle(op: Operation, req: Request, res: Response, deps: ApiRouteDeps): Promise<void> {
   const stopTimer = deps.metrics.requestDuration.startTimer({ route: op.documentPath, method: op.method });

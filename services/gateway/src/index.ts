@@ -65,7 +65,7 @@ export function createGatewayModule(options: GatewayOptions): ServiceModule {
             metrics,
             logger: ctx.logger,
           });
-          mountFallbacks(router, { publicUrl, logger: ctx.logger, metrics });
+          mountFallbacks(router, { publicUrl, logger: ctx.logger });
         },
         adminRoutes(router) {
           mountAdminRoutes(router, { admin, repo, auth, publicUrl, logger: ctx.logger });

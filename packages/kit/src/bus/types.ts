@@ -1,17 +1,10 @@
 // The bus contract. Two drivers implement it (RabbitMQ and in-process) and one contract
 // suite runs unchanged against both, so a service cannot tell which one it is on.
 
-/** Every fact on the bus travels in this envelope (DESIGN.md "Services"). */
-export interface Envelope<P = unknown> {
-  id: string;
-  type: string;
-  version: number;
-  occurred_at: string;
-  workspace_id: string | null;
-  website_id: string | null;
-  source: string;
-  payload: P;
-}
+import type { Envelope } from '@sightline/proto-schemas';
+
+/** Every fact on the bus travels in this envelope (DESIGN.md "Services"); defined with its schema. */
+export type { Envelope };
 
 /** What a publisher supplies; the bus fills in id (when absent), version and occurred_at. */
 export interface PublishInput<P = unknown> {
@@ -26,15 +19,8 @@ export interface PublishInput<P = unknown> {
   version?: number;
 }
 
-/**
- * Schema checks for messages and RPC bodies. The bus calls these on publish and on consume;
- * each returns null when valid, or a human-readable reason.
- */
-export interface MessageValidator {
-  validateEnvelope(envelope: Envelope): string | null;
-  validateRpcRequest(method: string, request: unknown): string | null;
-  validateRpcResponse(method: string, response: unknown): string | null;
-}
+/** Schema checks the bus runs on publish and on consume (null when valid, else a reason). */
+export type { MessageValidator } from '@sightline/proto-schemas';
 
 export type MessageHandler = (envelope: Envelope) => Promise<void>;
 
