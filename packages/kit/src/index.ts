@@ -10,3 +10,4 @@ export { createLogger, type Logger } from './logger';
 export { startModules, type RunningProcess, type StartOptions } from './runner';
 export { renderProblem, sendProblem, PROBLEM_TITLES, type ProblemDocument, type RenderedProblem } from './http/problem';
 export { requestIdMiddleware, requestIdOf, REQUEST_ID_HEADER } from './http/request-id';
+export { CursorCodec, invalidCursor } from './cursor';
