@@ -1,6 +1,9 @@
-// Bus consumers. Delivery is at least once: each handler writes one insert whose deduplication
-// token is the message id, and every read tolerates a duplicate that slipped past it.
-import type { Envelope, MessageHandler } from '@sightline/kit';
+// Bus consumers. Deliveries that arrive together are coalesced into one insert (ClickHouse is
+// limited by inserts, not rows). Delivery is at least once: the insert's deduplication token
+// derives from the message ids, and every read tolerates a duplicate that slipped past it (a group
+// redelivered after a crash may be regrouped).
+import { createHash } from 'node:crypto';
+import { coalesce, type Envelope, type MessageHandler } from '@sightline/kit';
 import type { ConversionCreatedV1, EventBatchV1, IdentityMergedV1 } from '@sightline/proto-schemas';
 import type { ConversionsRepo } from './conversions.repo';
 import type { IdentityMergesRepo } from './identity-merges.repo';
@@ -14,16 +17,28 @@ export interface ConsumerDeps {
 
 export function attributionConsumers(deps: ConsumerDeps): Record<string, MessageHandler> {
   return {
-    'events.classified': async (envelope: Envelope): Promise<void> => {
-      const batch = envelope.payload as EventBatchV1;
-      await deps.touches.insertEvents(envelope.id, batch.website.workspace_id, batch.website.id, batch.events);
-    },
-    'conversion.created': async (envelope: Envelope): Promise<void> => {
-      await deps.conversions.insert(envelope.id, envelope.payload as ConversionCreatedV1);
-    },
+    'events.classified': coalesce({
+      keyOf: (envelope) => (envelope.payload as EventBatchV1).website.id,
+      weightOf: (envelope) => (envelope.payload as EventBatchV1).events.length,
+      handle: async (group) => {
+        const { website } = group[0]?.payload as EventBatchV1;
+        const events = group.flatMap((e) => (e.payload as EventBatchV1).events);
+        await deps.touches.insertEvents(groupToken(group), website.workspace_id, website.id, events);
+      },
+    }),
+    'conversion.created': coalesce({
+      handle: async (group) => {
+        await deps.conversions.insertMany(groupToken(group), group.map((e) => ({ conversion: e.payload as ConversionCreatedV1 })));
+      },
+    }),
     'identity.merged': async (envelope: Envelope): Promise<void> => {
       const merge = envelope.payload as IdentityMergedV1;
       await deps.merges.insertMerge(envelope.id, merge.workspace_id, merge.from_identity_id, merge.into_identity_id, envelope.occurred_at);
     },
   };
+}
+
+/** The deduplication token of a group: the same messages give the same token. */
+function groupToken(group: Envelope[]): string {
+  return group.length === 1 ? (group[0] as Envelope).id : createHash('sha256').update(group.map((e) => e.id).sort().join(',')).digest('hex');
 }

@@ -63,6 +63,12 @@ export class ConversionsRepo {
 
   /** Stores a conversion; `touches` are set only by sources that know them without sessions. */
   async insert(dedupToken: string, c: ConversionCreatedV1, touches?: { first?: TouchInput; last?: TouchInput }): Promise<void> {
+    await this.insertMany(dedupToken, [{ conversion: c, ...(touches ? { touches } : {}) }]);
+  }
+
+  /** Several conversions in one insert (the consumer coalesces deliveries). */
+  async insertMany(dedupToken: string, items: { conversion: ConversionCreatedV1; touches?: { first?: TouchInput; last?: TouchInput } }[]): Promise<void> {
+    if (items.length === 0) return;
     const touchColumns = (prefix: string, t: TouchInput | undefined): Record<string, unknown> => ({
       [`${prefix}_at`]: t?.at ?? null,
       [`${prefix}_channel`]: t?.channel ?? null,
@@ -72,26 +78,25 @@ export class ConversionsRepo {
     });
     await this.ch.insert(
       'conversions',
-      [
-        {
-          conversion_id: c.conversion_id,
-          workspace_id: c.workspace_id,
-          website_id: c.website_id,
-          identity_id: c.identity_id ?? '',
-          anonymous_id: c.anonymous_id ?? '',
-          email: c.email ?? '',
-          occurred_at: c.occurred_at,
-          event_type: c.event_type,
-          event_name: c.event_name ?? '',
-          revenue: c.revenue,
-          currency: c.currency ?? '',
-          ...touchColumns('first_touch', touches?.first),
-          ...touchColumns('last_touch', touches?.last),
-        },
-      ],
+      items.map(({ conversion: c, touches }) => ({
+        conversion_id: c.conversion_id,
+        workspace_id: c.workspace_id,
+        website_id: c.website_id,
+        identity_id: c.identity_id ?? '',
+        anonymous_id: c.anonymous_id ?? '',
+        email: c.email ?? '',
+        occurred_at: c.occurred_at,
+        event_type: c.event_type,
+        event_name: c.event_name ?? '',
+        revenue: c.revenue,
+        currency: c.currency ?? '',
+        ...touchColumns('first_touch', touches?.first),
+        ...touchColumns('last_touch', touches?.last),
+      })),
       { dedupToken },
     );
   }
+
 
   /** One conversion of one website; null when absent or when it belongs to another website. */
   async find(websiteId: string, conversionId: string): Promise<ConversionRow | null> {

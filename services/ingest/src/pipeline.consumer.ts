@@ -3,22 +3,13 @@
 // are processed as one group (one identity round trip, one session pass, one ClickHouse insert):
 // small inserts are what limits ClickHouse, and session state needs one writer per website anyway.
 // Every step is idempotent, so a redelivered batch changes nothing and republishes the same ids.
-import type { Bus, Envelope, PublishInput } from '@sightline/kit';
+import { coalesce, type Bus, type MessageHandler, type PublishInput } from '@sightline/kit';
 import type { ConversionCreatedV1, EventBatchV1, IdentityMergedV1 } from '@sightline/proto-schemas';
 import type { EventsRepo } from './events.repo';
 import type { IdentityGraph } from './identity-graph';
 import { derivedUuid } from './identity-keys';
 import { CONVERSION_EVENT_TYPES } from './intake';
 import type { Sessionizer } from './sessions';
-
-/** A group stops growing at this many events (one ClickHouse insert). */
-const MAX_GROUP_EVENTS = 10_000;
-
-interface Pending {
-  source: string;
-  batch: EventBatchV1;
-  done: (error?: unknown) => void;
-}
 
 interface PipelineDeps {
   identity: IdentityGraph;
@@ -27,45 +18,17 @@ interface PipelineDeps {
   bus: Bus;
 }
 
-export function batchReceivedHandler(deps: PipelineDeps) {
-  const waiting = new Map<string, Pending[]>();
-  const running = new Set<string>();
-
-  const drain = async (websiteId: string): Promise<void> => {
-    running.add(websiteId);
-    for (;;) {
-      const queue = waiting.get(websiteId) ?? [];
-      if (queue.length === 0) break;
-      const group: Pending[] = [];
-      let size = 0;
-      while (queue.length > 0 && (group.length === 0 || size + (queue[0] as Pending).batch.events.length <= MAX_GROUP_EVENTS)) {
-        const next = queue.shift() as Pending;
-        size += next.batch.events.length;
-        group.push(next);
-      }
-      try {
-        await processGroup(deps, group);
-        for (const p of group) p.done();
-      } catch (error) {
-        // Every batch of the group is nacked and retried by the bus on its own.
-        for (const p of group) p.done(error);
-      }
-    }
-    running.delete(websiteId);
-  };
-
-  return (envelope: Envelope): Promise<void> =>
-    new Promise((resolve, reject) => {
-      const batch = envelope.payload as EventBatchV1;
-      const queue = waiting.get(batch.website.id) ?? [];
-      queue.push({ source: envelope.source, batch, done: (error) => (error === undefined ? resolve() : reject(error)) });
-      waiting.set(batch.website.id, queue);
-      if (!running.has(batch.website.id)) void drain(batch.website.id);
-    });
+export function batchReceivedHandler(deps: PipelineDeps): MessageHandler {
+  return coalesce({
+    keyOf: (envelope) => (envelope.payload as EventBatchV1).website.id,
+    weightOf: (envelope) => (envelope.payload as EventBatchV1).events.length,
+    maxWeight: 10_000,
+    handle: (group) => processGroup(deps, group.map((e) => ({ source: e.source, batch: e.payload as EventBatchV1 }))),
+  });
 }
 
-async function processGroup(deps: PipelineDeps, group: Pending[]): Promise<void> {
-  const website = (group[0] as Pending).batch.website;
+async function processGroup(deps: PipelineDeps, group: { source: string; batch: EventBatchV1 }[]): Promise<void> {
+  const website = (group[0] as { batch: EventBatchV1 }).batch.website;
   const events = group.flatMap((p) => p.batch.events);
   const merges = await deps.identity.resolve(website.workspace_id, events);
   await deps.sessions.assign(website.id, events);
