@@ -90,9 +90,9 @@ describe('sightline start --target=gateway (PostgreSQL + Redis + RabbitMQ)', () 
     const { key } = JSON.parse(await runCli(['keys', 'create', '--workspace', ws.id, '--json'], env)) as { key: string };
     const me = await fetch(`${proc.baseUrl}/v1/me`, { headers: { authorization: `Bearer ${key}` } });
     expect(me.status).toBe(200);
-    const contacts = await fetch(`${proc.baseUrl}/v1/contacts`, { headers: { authorization: `Bearer ${key}` } });
-    expect(contacts.status).toBe(501);
-    expect(contacts.headers.get('content-type')).toContain('application/problem+json');
+    const funnels = await fetch(`${proc.baseUrl}/v1/funnels`, { headers: { authorization: `Bearer ${key}` } });
+    expect(funnels.status).toBe(501);
+    expect(funnels.headers.get('content-type')).toContain('application/problem+json');
   });
 
   it('refuses to start with a bad setting, naming the variable', async () => {

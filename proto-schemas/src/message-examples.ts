@@ -62,6 +62,15 @@ const PAGEVIEW: Required<ClassifiedEventV1> = {
   },
 };
 
+/** Fields shared by the contact change examples. */
+const CONVERSION = {
+  conversion_id: '7e6d5c4b-3a2f-4e1d-9c8b-7a6f5e4d3c2b',
+  website_id: WEBSITE.id,
+  workspace_id: WEBSITE.workspace_id,
+  identity_id: '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a',
+  changed_at: '2026-03-20T14:00:00.000Z',
+};
+
 export const MESSAGE_EXAMPLES: { [T in MessageType]: Required<MessagePayloads[T]> } = {
   'gateway.workspace_created': {
     workspace_id: '2f1d6c1e-8a55-4a53-9a3b-0b7f8e2f4d11',
@@ -104,5 +113,43 @@ export const MESSAGE_EXAMPLES: { [T in MessageType]: Required<MessagePayloads[T]
     workspace_id: WEBSITE.workspace_id,
     from_identity_id: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
     into_identity_id: '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a',
+  },
+  'conversion.attributed': {
+    conversion_id: CONVERSION.conversion_id,
+    website_id: WEBSITE.id,
+    workspace_id: WEBSITE.workspace_id,
+    first_touch: { occurred_at: '2026-03-04T10:00:00.000Z', channel: 'Paid Search', source: 'google', medium: 'cpc', campaign: 'spring' },
+    last_touch: { occurred_at: '2026-03-05T08:40:00.000Z', channel: 'Direct', source: null, medium: null, campaign: null },
+  },
+  'conversion.value_changed': {
+    ...CONVERSION,
+    conversion_occurred_at: '2026-03-05T09:00:00.000Z',
+    sales_value: 12000,
+    quote_value: 15000,
+    currency: 'EUR',
+    changes: [{ field: 'sales_value', old_value: null, new_value: 12000 }],
+  },
+  'conversion.updated': {
+    ...CONVERSION,
+    changes: [{ field: 'is_spam', old_value: false, new_value: true }],
+  },
+  'stage.changed': {
+    ...CONVERSION,
+    subject: 'contact',
+    changes: [{ field: 'lifecycle_stage_raw', old_value: 'lead', new_value: 'customer' }],
+  },
+  'outcome.writeback_requested': {
+    request_id: '4c3b2a19-0f8e-4d7c-9b6a-5f4e3d2c1b0a',
+    conversion_id: CONVERSION.conversion_id,
+    website_id: WEBSITE.id,
+    workspace_id: WEBSITE.workspace_id,
+    identity_id: CONVERSION.identity_id,
+    email: 'ada@example.com',
+    click_ids: { gclid: 'abc' },
+    event_name: 'order_completed',
+    conversion_occurred_at: '2026-03-05T09:00:00.000Z',
+    changes: [{ field: 'sales_value', old_value: null, new_value: 12000 }],
+    current: { status: 'won', sales_value: 12000, quote_value: 15000, currency: 'EUR', lead_status_raw: null, lifecycle_stage_raw: 'customer', is_spam: false },
+    requested_by: 'api:k3v9q2m8x1ab',
   },
 };

@@ -123,6 +123,84 @@ export interface IdentityMergedV1 {
   into_identity_id: string;
 }
 
+/** A touch as attribution reports it for a conversion (null when none was found). */
+export interface AttributedTouchV1 {
+  occurred_at: string;
+  channel: string;
+  source: string | null;
+  medium: string | null;
+  campaign: string | null;
+}
+
+export interface ConversionAttributedV1 {
+  conversion_id: string;
+  website_id: string;
+  workspace_id: string;
+  first_touch: AttributedTouchV1 | null;
+  last_touch: AttributedTouchV1 | null;
+}
+
+/** One changed field of a contact, with its value before and after. */
+export interface FieldChangeV1<F extends string = string, V = string | number | boolean> {
+  field: F;
+  old_value: V | null;
+  new_value: V | null;
+}
+
+/** Fields every contact change message carries. */
+export interface ContactChangeBaseV1 {
+  conversion_id: string;
+  website_id: string;
+  workspace_id: string;
+  identity_id: string | null;
+  changed_at: string;
+}
+
+export interface ConversionValueChangedV1 extends ContactChangeBaseV1 {
+  conversion_occurred_at: string;
+  sales_value: number | null;
+  quote_value: number | null;
+  currency: string | null;
+  changes: FieldChangeV1<'sales_value' | 'quote_value' | 'currency', number | string>[];
+}
+
+export interface ConversionUpdatedV1 extends ContactChangeBaseV1 {
+  changes: FieldChangeV1<'notes' | 'is_spam', string | boolean>[];
+}
+
+export interface StageChangedV1 extends ContactChangeBaseV1 {
+  subject: 'contact';
+  changes: FieldChangeV1<'status' | 'lead_status_raw' | 'lifecycle_stage_raw', string>[];
+}
+
+/** The outcome fields of a contact as they stand after a change. */
+export interface ContactOutcomeV1 {
+  status: string | null;
+  sales_value: number | null;
+  quote_value: number | null;
+  currency: string | null;
+  lead_status_raw: string | null;
+  lifecycle_stage_raw: string | null;
+  is_spam: boolean;
+}
+
+export type ContactWritableField = 'status' | 'sales_value' | 'quote_value' | 'currency' | 'notes' | 'lead_status_raw' | 'lifecycle_stage_raw' | 'is_spam';
+
+export interface OutcomeWritebackRequestedV1 {
+  request_id: string;
+  conversion_id: string;
+  website_id: string;
+  workspace_id: string;
+  identity_id: string | null;
+  email: string | null;
+  click_ids: Record<string, string>;
+  event_name: string | null;
+  conversion_occurred_at: string;
+  changes: FieldChangeV1<ContactWritableField>[];
+  current: ContactOutcomeV1;
+  requested_by: string;
+}
+
 /** Message type to the payload of its current version. */
 export interface MessagePayloads {
   'gateway.workspace_created': WorkspaceCreatedV1;
@@ -132,6 +210,11 @@ export interface MessagePayloads {
   'events.classified': EventBatchV1;
   'conversion.created': ConversionCreatedV1;
   'identity.merged': IdentityMergedV1;
+  'conversion.attributed': ConversionAttributedV1;
+  'conversion.value_changed': ConversionValueChangedV1;
+  'conversion.updated': ConversionUpdatedV1;
+  'stage.changed': StageChangedV1;
+  'outcome.writeback_requested': OutcomeWritebackRequestedV1;
 }
 
 export type MessageType = keyof MessagePayloads;

@@ -24,13 +24,18 @@ function payloadSchema(type: keyof typeof messageCatalog): { properties: Record<
 describe('message catalog', () => {
   it('covers the messages built so far', () => {
     expect(MESSAGE_TYPES.sort()).toEqual([
+      'conversion.attributed',
       'conversion.created',
+      'conversion.updated',
+      'conversion.value_changed',
       'events.classified',
       'gateway.key_created',
       'gateway.key_revoked',
       'gateway.workspace_created',
       'identity.merged',
       'ingest.batch_received',
+      'outcome.writeback_requested',
+      'stage.changed',
     ]);
   });
 
@@ -55,6 +60,16 @@ describe('message catalog', () => {
   it.each(MESSAGE_TYPES)('%s: refuses an unknown payload field', (type) => {
     const reason = messageValidator.validateEnvelope(envelope(type, { ...MESSAGE_EXAMPLES[type], secret: 'x' }));
     expect(reason).toMatch(/secret/);
+  });
+
+  it('contact change messages refuse an empty change list and a field of another message', () => {
+    const valueChanged = MESSAGE_EXAMPLES['conversion.value_changed'];
+    expect(messageValidator.validateEnvelope(envelope('conversion.value_changed', { ...valueChanged, changes: [] }))).toMatch(/changes/);
+    const wrongField = [{ field: 'status', old_value: null, new_value: 'won' }];
+    expect(messageValidator.validateEnvelope(envelope('conversion.value_changed', { ...valueChanged, changes: wrongField }))).toMatch(/field/);
+    const attributed = MESSAGE_EXAMPLES['conversion.attributed'];
+    expect(messageValidator.validateEnvelope(envelope('conversion.attributed', { ...attributed, first_touch: null, last_touch: null }))).toBeNull();
+    expect(messageValidator.validateEnvelope(envelope('conversion.attributed', { ...attributed, first_touch: { channel: 'Direct' } }))).toMatch(/occurred_at/);
   });
 
   it('never carries a key secret', () => {

@@ -9,6 +9,11 @@ import conversionCreatedV1 from './schemas/conversion/created.v1.schema.json';
 import classifiedEventV1 from './schemas/ingest/event.v1.schema.json';
 import eventsClassifiedV1 from './schemas/events/classified.v1.schema.json';
 import identityMergedV1 from './schemas/identity/merged.v1.schema.json';
+import conversionAttributedV1 from './schemas/conversion/attributed.v1.schema.json';
+import conversionValueChangedV1 from './schemas/conversion/value_changed.v1.schema.json';
+import conversionUpdatedV1 from './schemas/conversion/updated.v1.schema.json';
+import stageChangedV1 from './schemas/stage/changed.v1.schema.json';
+import outcomeWritebackRequestedV1 from './schemas/outcome/writeback_requested.v1.schema.json';
 import type { MessageType } from './message-types';
 
 /** A JSON Schema document as loaded from its file. */
@@ -60,6 +65,31 @@ export const messageCatalog = {
     version: 1,
     schema: identityMergedV1,
     description: identityMergedV1.description,
+  },
+  'conversion.attributed': {
+    version: 1,
+    schema: conversionAttributedV1,
+    description: conversionAttributedV1.description,
+  },
+  'conversion.value_changed': {
+    version: 1,
+    schema: conversionValueChangedV1,
+    description: conversionValueChangedV1.description,
+  },
+  'conversion.updated': {
+    version: 1,
+    schema: conversionUpdatedV1,
+    description: conversionUpdatedV1.description,
+  },
+  'stage.changed': {
+    version: 1,
+    schema: stageChangedV1,
+    description: stageChangedV1.description,
+  },
+  'outcome.writeback_requested': {
+    version: 1,
+    schema: outcomeWritebackRequestedV1,
+    description: outcomeWritebackRequestedV1.description,
   },
 } as const satisfies Record<MessageType, MessageCatalogEntry>;
 

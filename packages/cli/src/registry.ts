@@ -21,6 +21,8 @@ export const MODULE_REGISTRY: readonly RegistryEntry[] = [
   },
   { name: 'ingest', dependsOn: [], create: async () => (await import('@sightline/service-ingest')).createIngestModule() },
   { name: 'attribution', dependsOn: [], create: async () => (await import('@sightline/service-attribution')).createAttributionModule() },
+  { name: 'contacts', dependsOn: [], create: async () => (await import('@sightline/service-contacts')).createContactsModule() },
+  { name: 'changefeed', dependsOn: [], create: async () => (await import('@sightline/service-changefeed')).createChangefeedModule() },
 ];
 
 export const TARGET_NAMES = MODULE_REGISTRY.map((entry) => entry.name);

@@ -12,3 +12,4 @@ export { startModules, type RunningProcess, type StartOptions } from './runner';
 export { renderProblem, sendProblem, PROBLEM_TITLES, type ProblemDocument, type RenderedProblem } from './http/problem';
 export { requestIdMiddleware, requestIdOf, REQUEST_ID_HEADER } from './http/request-id';
 export { CursorCodec, invalidCursor } from './cursor';
+export { createOutbox, OUTBOX_MIGRATION_SQL, type Outbox, type OutboxMessage, type OutboxOptions } from './outbox';

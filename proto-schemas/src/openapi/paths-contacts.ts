@@ -17,7 +17,7 @@ export const contactPaths: Record<string, PathItemObject> = {
     get: operation({
       operationId: 'listContacts', tag: 'Contacts', service: 'contacts', scope: 'conversions:read', website: true,
       summary: 'List contacts (one row per conversion)',
-      description: 'One row per conversion, newest first; a person who converts twice appears twice (group by identity_id for people). Without pii:read, email, phone and name are masked (email domain kept) and meta.pii_note explains it.',
+      description: 'One row per conversion, newest first; a person who converts twice appears twice (group by identity_id for people). Without pii:read, email, phone and name are masked (email domain kept) and meta.pii_note explains it. Window (decided): from/to, or period in the forms `last N days`, `today`, `yesterday` and `<date>..<date>` (end date inclusive) resolved in the website timezone, anything else 400 invalid-window; with neither, every conversion (all time; meta.window.expression null). Paging is keyset on (occurred_at, id): rows inserted while a client pages are never skipped or repeated.',
       parameters: [
         ...windowParams,
         text('type', 'Only conversions of this type.'),

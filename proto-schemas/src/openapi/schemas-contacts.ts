@@ -95,6 +95,8 @@ export const contactSchemas: Record<string, Schema> = {
       lifecycle_stage_raw: nullable({ type: 'string', maxLength: 200 }),
       is_spam: { type: 'boolean' },
     },
+    // propertyNames fails first, as an enum, so the problem lists the writable fields in `allowed`.
+    propertyNames: { enum: [...CONTACT_WRITABLE_FIELDS] },
     additionalProperties: false,
   },
   JourneySession: {

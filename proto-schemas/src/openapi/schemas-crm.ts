@@ -71,10 +71,11 @@ export const crmSchemas: Record<string, Schema> = {
     type: 'object',
     required: ['id', 'type', 'source', 'occurred_at'],
     properties: {
-      id: str,
+      id: { type: 'string', description: 'Unique per change; a redelivered write never appears twice.' },
       type: { type: 'string', description: `Change type, for example ${CHANGE_TYPES.slice(0, 4).join(', ')}. Clients ignore types they do not know.` },
       source: { type: 'string', description: 'api:<key_id> for writes made with an API key; skip those you made yourself.' },
       occurred_at: dateTime,
+      recorded_at: { type: 'string', format: 'date-time', description: 'When the change entered the feed; the feed is ordered by it, and since filters on it.' },
       object_type: enumOf(['contact', 'deal', 'funnel', 'automation']),
       object_id: str,
       data: { type: 'object', additionalProperties: true, description: 'Type-specific details, e.g. old and new value.' },
@@ -86,7 +87,7 @@ export const crmSchemas: Record<string, Schema> = {
     required: ['changes', 'meta'],
     properties: {
       changes: { type: 'array', items: ref('Change'), description: 'Newest first.' },
-      next_cursor: { type: 'string', description: 'Absent on the last page.' },
+      next_cursor: { type: 'string', description: 'Always present: while meta.has_more is true it fetches the next page; when false, it is the cursor the next run starts from (only newer changes).' },
       meta: { allOf: [ref('Meta')], type: 'object', required: ['has_more'], properties: { has_more: { type: 'boolean' } } },
     },
     additionalProperties: true,

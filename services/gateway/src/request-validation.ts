@@ -28,7 +28,8 @@ export class RequestValidator {
   private readonly compiled = new Map<Operation, CompiledOperation>();
 
   constructor(document: OpenApiDocumentShape) {
-    this.ajv = new Ajv2020({ strict: false, coerceTypes: true, useDefaults: true, allErrors: false });
+    // verbose: errors carry their schema, so a refused field can be named with the accepted ones.
+    this.ajv = new Ajv2020({ strict: false, coerceTypes: true, useDefaults: true, allErrors: false, verbose: true });
     addFormats(this.ajv);
     this.ajv.addSchema({ $id: DOCUMENT_ID, components: rebaseRefs(document.components ?? {}) });
   }

@@ -163,15 +163,7 @@ export class AmqpBus implements Bus {
       service,
     };
     const consumer = new AmqpConsumer(this.host(), options.prefetch ?? DEFAULT_PREFETCH, {
-      declare: async (ch) => {
-        await ch.assertExchange(this.names.exchange, 'topic', { durable: true });
-        await ch.assertQueue(deadQueue, { durable: true });
-        await ch.assertQueue(retryQueue, { durable: true, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': queue } });
-        // Anything the broker itself rejects or expires lands in the DLQ rather than vanishing.
-        await ch.assertQueue(queue, { durable: true, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': deadQueue } });
-        for (const type of options.types) await ch.bindQueue(queue, this.names.exchange, type);
-        return queue;
-      },
+      declare: (ch) => this.declareServiceQueue(ch, service, options.types),
       handle: (ch, msg) => this.handleEvent(ch, msg, policy, retryQueue, deadQueue),
     });
     await this.startConsumer(consumer);
@@ -235,6 +227,30 @@ export class AmqpBus implements Bus {
         })
         .catch((err: unknown) => this.logger.warn({ method, err: String(err) }, 'bus: rpc request not sent'));
     });
+  }
+
+  async declareQueue(service: string, types: string[]): Promise<void> {
+    this.assertOpen();
+    const ch = await this.connection.createChannel();
+    ch.on('error', () => undefined);
+    try {
+      await this.declareServiceQueue(ch, service, types);
+    } finally {
+      await ch.close().catch(() => undefined);
+    }
+  }
+
+  /** A service's durable queue with its retry and dead-letter queues, bound to its types. */
+  private async declareServiceQueue(ch: Channel, service: string, types: string[]): Promise<string> {
+    const queue = this.names.serviceQueue(service);
+    const deadQueue = this.names.deadLetterQueue(service);
+    await ch.assertExchange(this.names.exchange, 'topic', { durable: true });
+    await ch.assertQueue(deadQueue, { durable: true });
+    await ch.assertQueue(this.names.retryQueue(service), { durable: true, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': queue } });
+    // Anything the broker itself rejects or expires lands in the DLQ rather than vanishing.
+    await ch.assertQueue(queue, { durable: true, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': deadQueue } });
+    for (const type of types) await ch.bindQueue(queue, this.names.exchange, type);
+    return queue;
   }
 
   async takeDeadLetters(service: string, max = 100): Promise<DeadLetter[]> {

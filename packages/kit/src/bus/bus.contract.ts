@@ -80,6 +80,17 @@ export function describeBusContract(name: string, makeBus: MakeBus, options: Con
         expect(gotA2.length).toBeGreaterThan(0);
       });
 
+      it('keeps messages for a declared queue until its consumer first connects', async () => {
+        const ping = `test.${uid()}.ping`;
+        const later = service();
+        await (await client()).declareQueue(later, [ping]);
+        const sent = await (await client()).publishMany(range(3).map((n) => ({ type: ping, payload: { n }, source: SOURCE })));
+        const got: Envelope[] = [];
+        await (await client()).consume({ service: later, types: [ping], handler: async (e) => void got.push(e) });
+        await waitFor(() => got.length === 3, 'the waiting messages');
+        expect(ids(got)).toEqual(ids(sent));
+      });
+
       it('fills in the envelope and delivers exactly its JSON form', async () => {
         const ping = `test.${uid()}.ping`;
         const got: Envelope[] = [];

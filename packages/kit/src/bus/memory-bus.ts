@@ -94,10 +94,7 @@ export class MemoryBus implements Bus {
   async consume(options: ConsumeOptions): Promise<Consumer> {
     this.assertOpen();
     const { service } = options;
-    const queue = this.names.serviceQueue(service);
-    this.broker.assertQueue(this.names.deadLetterQueue(service));
-    this.broker.assertQueue(queue);
-    for (const type of options.types) this.broker.bind(this.names.exchange, queue, type);
+    const queue = this.declareServiceQueue(service, options.types);
     const policy: DeliveryPolicy = {
       handler: options.handler,
       validator: this.validator,
@@ -111,6 +108,19 @@ export class MemoryBus implements Bus {
     );
     this.track(consumer);
     return consumer;
+  }
+
+  async declareQueue(service: string, types: string[]): Promise<void> {
+    this.assertOpen();
+    this.declareServiceQueue(service, types);
+  }
+
+  private declareServiceQueue(service: string, types: string[]): string {
+    const queue = this.names.serviceQueue(service);
+    this.broker.assertQueue(this.names.deadLetterQueue(service));
+    this.broker.assertQueue(queue);
+    for (const type of types) this.broker.bind(this.names.exchange, queue, type);
+    return queue;
   }
 
   async serveRpc(options: ServeRpcOptions): Promise<Consumer> {

@@ -73,6 +73,11 @@ export interface Bus {
   /** Publishes several messages, resolving when all are confirmed. */
   publishMany(inputs: PublishInput[]): Promise<Envelope[]>;
   consume(options: ConsumeOptions): Promise<Consumer>;
+  /**
+   * Declares a service's durable queue bound to `types` without consuming, so messages for a
+   * consumer that is not deployed yet wait for it instead of being unroutable.
+   */
+  declareQueue(service: string, types: string[]): Promise<void>;
   serveRpc(options: ServeRpcOptions): Promise<Consumer>;
   /** Calls `method` on the service that serves it (the part of the name before the first dot). */
   rpc<R = unknown>(method: string, request: unknown, options?: RpcCallOptions): Promise<R>;

@@ -1,0 +1,16 @@
+import { isMessageType, openApiDocument } from '@sightline/proto-schemas';
+import { CHANGE_TYPES, consumedChangeTypes } from './change-types';
+
+describe('change types', () => {
+  it('are the `types` vocabulary of GET /v1/changes in the OpenAPI document', () => {
+    const doc = openApiDocument as unknown as { paths: Record<string, { get: { parameters: { name: string; schema: { items: { enum: string[] } } }[] } }> };
+    const param = doc.paths['/v1/changes']?.get.parameters.find((p) => p.name === 'types');
+    expect([...CHANGE_TYPES].sort()).toEqual([...(param?.schema.items.enum ?? [])].sort());
+  });
+
+  it('are consumed exactly when their message exists in the catalog (conversion.created at least)', () => {
+    const consumed = consumedChangeTypes();
+    expect(consumed).toContain('conversion.created');
+    expect(consumed).toEqual(CHANGE_TYPES.filter((t) => isMessageType(t)));
+  });
+});

@@ -1,0 +1,24 @@
+// Bus consumers that fill the ledger. Delivery is at least once: a conversion is filed once by its
+// id, a merge and an attribution are upserts, so a redelivery changes nothing.
+import type { Envelope, MessageHandler } from '@sightline/kit';
+import type { ConversionAttributedV1, ConversionCreatedV1, IdentityMergedV1 } from '@sightline/proto-schemas';
+import type { ContactsRepo } from './contacts.repo';
+
+export const CONSUMED_TYPES = ['conversion.created', 'conversion.attributed', 'identity.merged'] as const;
+
+export function contactsConsumers(repo: ContactsRepo): Record<(typeof CONSUMED_TYPES)[number], MessageHandler> {
+  return {
+    'conversion.created': async (envelope: Envelope): Promise<void> => {
+      // The envelope source (tracker, api:<key_id>, ingest) is who recorded the opening value.
+      await repo.insertConversion(envelope.payload as ConversionCreatedV1, envelope.source);
+    },
+    'conversion.attributed': async (envelope: Envelope): Promise<void> => {
+      const attributed = envelope.payload as ConversionAttributedV1;
+      await repo.upsertAttribution(attributed.conversion_id, attributed.first_touch, attributed.last_touch);
+    },
+    'identity.merged': async (envelope: Envelope): Promise<void> => {
+      const merge = envelope.payload as IdentityMergedV1;
+      await repo.applyMerge(merge.workspace_id, merge.from_identity_id, merge.into_identity_id);
+    },
+  };
+}

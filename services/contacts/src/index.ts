@@ -1,0 +1,57 @@
+// The contacts module: the conversion ledger (one row per conversion) with its outcome fields,
+// value history and computed attribution fields, in its own Postgres schema `contacts`. It answers
+// GET/PATCH /contacts (and the /conversions aliases), and announces every outcome change through
+// a transactional outbox: conversion.value_changed (which attribution will consume to restate
+// revenue), stage.changed, conversion.updated, and outcome.writeback_requested for crm-sync.
+import { join } from 'node:path';
+import { createOutbox, defineModule, type Outbox, type OutboxOptions, type ServiceModule } from '@sightline/kit';
+import { ContactsRepo } from './contacts.repo';
+import { contactsRpcHandlers } from './contacts.rpc';
+import { contactsConsumers } from './consumers';
+
+export interface ContactsModuleOptions {
+  outbox?: OutboxOptions;
+}
+
+export function createContactsModule(options: ContactsModuleOptions = {}): ServiceModule {
+  return defineModule({
+    name: 'contacts',
+    needs: { postgres: { schema: 'contacts', migrationsDir: join(__dirname, '..', 'migrations', 'postgres') } },
+    async create(ctx) {
+      const sql = ctx.postgres!;
+      const repo = new ContactsRepo(sql);
+      const outbox: Outbox = createOutbox(sql, ctx.bus, ctx.logger, options.outbox);
+      return {
+        rpc: contactsRpcHandlers({ sql, repo, outbox, cursorSecret: ctx.settings.cursorSecret }),
+        consumers: contactsConsumers(repo),
+        schedules: [{ name: 'contacts-idempotency-expiry', cron: '17 * * * *', run: () => repo.deleteExpiredReplies() }],
+        adminRoutes(router) {
+          // Operators see (and may hold) the outbox: e.g. to drain a broker without losing changes.
+          router.get('/contacts/outbox', (_req, res, next) => {
+            outbox.pendingCount().then((pending) => res.json({ pending, paused: outbox.isPaused() }), next);
+          });
+          router.post('/contacts/outbox/pause', (_req, res) => {
+            outbox.pause();
+            res.json({ paused: true });
+          });
+          router.post('/contacts/outbox/resume', (_req, res) => {
+            outbox.resume();
+            res.json({ paused: false });
+          });
+        },
+        async start() {
+          // Write-back requests wait durably in crm-sync's queue even before crm-sync is deployed.
+          await ctx.bus.declareQueue('crm-sync', ['outcome.writeback_requested']);
+          outbox.start();
+        },
+        async stop() {
+          await outbox.stop();
+        },
+      };
+    },
+  });
+}
+
+export { ContactsRepo } from './contacts.repo';
+export { maskEmail, maskName, maskPhone, PII_NOTE } from './pii';
+export { resolveWindow, PERIOD_FORMS, type ContactsWindow } from './window';

@@ -1,0 +1,4 @@
+import { describeChangefeed } from './changefeed.suite';
+
+// Embedded profile: PGlite, chDB, in-memory KV, in-process bus.
+describeChangefeed('embedded drivers', async () => ({ env: {}, cleanup: async () => undefined }));

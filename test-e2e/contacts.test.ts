@@ -1,0 +1,4 @@
+import { describeContacts } from './contacts.suite';
+
+// Embedded profile: PGlite, chDB, in-memory KV, in-process bus.
+describeContacts('embedded drivers', async () => ({ env: {}, cleanup: async () => undefined }));
