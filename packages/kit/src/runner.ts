@@ -15,7 +15,7 @@ import type { Bus, Consumer, Envelope } from './bus/types';
 import { isEmbedded, type SightlineConfig } from './config';
 import type { Logger } from './logger';
 import type { ModuleContext, ModuleInstance, RuntimeSettings, ServiceModule } from './module';
-import { createStoreProvider } from './stores';
+import { createStoreProvider, type StoreProvider } from './stores';
 import { runClickHouseMigrations, runSqlMigrations } from './stores/migrations';
 
 export interface StartOptions {
@@ -32,6 +32,8 @@ export interface RunningProcess {
   adminPort: number;
   bus: Bus;
   metrics: Registry;
+  /** The process's stores, for tools that must share them (PGlite is single-process): bulk loads in benchmarks. */
+  stores: StoreProvider;
   isReady(): boolean;
   stop(): Promise<void>;
 }
@@ -191,6 +193,7 @@ export async function startModules(options: StartOptions): Promise<RunningProces
       adminPort: (adminServer.address() as AddressInfo).port,
       bus,
       metrics,
+      stores,
       isReady: () => ready,
       stop,
     };

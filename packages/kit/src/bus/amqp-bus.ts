@@ -110,6 +110,8 @@ export class AmqpBus implements Bus {
     try {
       connection = await connect(options.url, {
         clientProperties: { connection_name: `sightline-bus` },
+        // Without TCP_NODELAY a small RPC frame waits for the peer's delayed ACK: ~40 ms per call.
+        noDelay: true,
         recovery: { initialDelay: 200, maxDelay: 10_000, initialMaxRetries: attempts - 1 },
       });
     } catch (err) {
