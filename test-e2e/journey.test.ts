@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, defineModule, loadConfig, startModules, type Envelope, type RunningProcess } from '@sightline/kit';
 import type { ConversionCreatedV1 } from '@sightline/proto-schemas';
-import { createAttributionModule } from '@sightline/service-attribution';
+import { createAttributionModule, OutcomesRepo } from '@sightline/service-attribution';
+import { createContactsModule } from '@sightline/service-contacts';
 import { createGatewayModule } from '@sightline/service-gateway';
 import { createIngestModule } from '@sightline/service-ingest';
 
@@ -22,9 +23,9 @@ describe('journeys of conversions sent by POST /v1/events (embedded)', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'sightline-journey-'));
-    // Stands in for the contacts service, the consumer that gives clients their contact ids.
-    const contacts = defineModule({
-      name: 'contacts',
+    // Stands in for the change feed, to learn the contact ids as a client would from it.
+    const feed = defineModule({
+      name: 'changefeed',
       needs: {},
       async create() {
         return { consumers: { 'conversion.created': async (e: Envelope) => void conversions.push(e.payload as ConversionCreatedV1) } };
@@ -34,10 +35,11 @@ describe('journeys of conversions sent by POST /v1/events (embedded)', () => {
       config: loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'silent' }),
       logger: createLogger({ level: 'silent' }),
       modules: [
-        createGatewayModule({ availableServices: ['gateway', 'ingest', 'attribution', 'contacts'], demo: false }),
+        createGatewayModule({ availableServices: ['gateway', 'ingest', 'attribution', 'contacts', 'changefeed'], demo: false }),
         createIngestModule(),
         createAttributionModule(),
-        contacts,
+        createContactsModule(),
+        feed,
       ],
     });
     base = `http://127.0.0.1:${proc.publicPort}`;
@@ -121,6 +123,29 @@ describe('journeys of conversions sent by POST /v1/events (embedded)', () => {
     expect(result.status).toBe(200);
     expect(result.body['synthetic']).toBe(true);
     expect(result.body['data']).toEqual([]);
+  }, 60_000);
+
+  it('carries a sales value written back with PATCH to the attribution service', async () => {
+    const conversion = await waitForConversion((c) => c.email === 'claire@example.com');
+    let patched = 0;
+    for (let i = 0; i < 100 && patched !== 200; i += 1) {
+      // The contacts ledger fills from the bus; retry until the row is there.
+      const r = await fetch(`${base}/v1/contacts/${conversion.conversion_id}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ sales_value: 1500, status: 'won' }),
+      });
+      patched = r.status;
+      if (patched !== 200) await new Promise((res) => setTimeout(res, 100));
+    }
+    expect(patched).toBe(200);
+    const outcomes = new OutcomesRepo(await proc.stores.clickhouse('attribution'));
+    let outcome = null;
+    for (let i = 0; i < 100 && !outcome; i += 1) {
+      outcome = await outcomes.latest(conversion.website_id, conversion.conversion_id);
+      if (!outcome) await new Promise((res) => setTimeout(res, 100));
+    }
+    expect(outcome?.sales_value).toBe(1500);
   }, 60_000);
 
   it('answers 404 for a contact that does not exist', async () => {

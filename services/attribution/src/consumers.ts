@@ -4,15 +4,17 @@
 // redelivered after a crash may be regrouped).
 import { createHash } from 'node:crypto';
 import { coalesce, type Envelope, type MessageHandler } from '@sightline/kit';
-import type { ConversionCreatedV1, EventBatchV1, IdentityMergedV1 } from '@sightline/proto-schemas';
+import type { ConversionCreatedV1, ConversionValueChangedV1, EventBatchV1, IdentityMergedV1 } from '@sightline/proto-schemas';
 import type { ConversionsRepo } from './conversions.repo';
 import type { IdentityMergesRepo } from './identity-merges.repo';
+import type { OutcomesRepo } from './outcomes.repo';
 import type { TouchesRepo } from './touches.repo';
 
 export interface ConsumerDeps {
   touches: TouchesRepo;
   conversions: ConversionsRepo;
   merges: IdentityMergesRepo;
+  outcomes: OutcomesRepo;
 }
 
 export function attributionConsumers(deps: ConsumerDeps): Record<string, MessageHandler> {
@@ -30,6 +32,10 @@ export function attributionConsumers(deps: ConsumerDeps): Record<string, Message
       handle: async (group) => {
         await deps.conversions.insertMany(groupToken(group), group.map((e) => ({ conversion: e.payload as ConversionCreatedV1 })));
       },
+    }),
+    // Outcome values written back through the API: revenue metrics read the latest sales value.
+    'conversion.value_changed': coalesce({
+      handle: (group) => deps.outcomes.insertMany(groupToken(group), group.map((e) => e.payload as ConversionValueChangedV1)),
     }),
     'identity.merged': async (envelope: Envelope): Promise<void> => {
       const merge = envelope.payload as IdentityMergedV1;

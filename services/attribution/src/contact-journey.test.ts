@@ -15,6 +15,7 @@ import { attributionConsumers } from './consumers';
 import { ConversionsRepo } from './conversions.repo';
 import { IdentityMergesRepo } from './identity-merges.repo';
 import { journeyRpcHandlers, type ContactJourneyBody, type JourneyQuery } from './journeys.rpc';
+import { OutcomesRepo } from './outcomes.repo';
 import { TouchesRepo } from './touches.repo';
 
 const EXAMPLE_BATCH = MESSAGE_EXAMPLES['events.classified'];
@@ -75,6 +76,7 @@ describe('attribution: contact journey (chDB)', () => {
   let close: () => Promise<void>;
   let consume: Record<string, MessageHandler>;
   let rpc: ReturnType<typeof journeyRpcHandlers>;
+  let outcomes: OutcomesRepo;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'sightline-attribution-'));
@@ -82,7 +84,8 @@ describe('attribution: contact journey (chDB)', () => {
     ch = await provider.clickhouse('attribution');
     await runClickHouseMigrations(ch, join(__dirname, '..', 'migrations', 'clickhouse'));
     close = () => provider.close();
-    const deps = { touches: new TouchesRepo(ch), conversions: new ConversionsRepo(ch), merges: new IdentityMergesRepo(ch) };
+    outcomes = new OutcomesRepo(ch);
+    const deps = { touches: new TouchesRepo(ch), conversions: new ConversionsRepo(ch), merges: new IdentityMergesRepo(ch), outcomes };
     consume = attributionConsumers(deps);
     rpc = journeyRpcHandlers(deps);
   }, 60_000);
@@ -290,6 +293,18 @@ describe('attribution: contact journey (chDB)', () => {
     const body = await journey(c.conversion_id, { limit: 2 });
     expect(body.data.map((s) => s.session_id)).toEqual(sessions.slice(1));
     expect(body.meta).toMatchObject({ row_count: 2, truncated: true });
+  });
+
+  it('records outcome values written back, the latest change winning, once per delivery', async () => {
+    const example = MESSAGE_EXAMPLES['conversion.value_changed'];
+    const conversion = randomUUID();
+    const first = { ...example, conversion_id: conversion, website_id: WEBSITE.id, sales_value: 100, changed_at: '2026-03-01T10:00:00.000Z' };
+    const second = { ...first, sales_value: 250, changed_at: '2026-03-02T10:00:00.000Z' };
+    expect(await outcomes.latest(WEBSITE.id, conversion)).toBeNull();
+    await deliver('conversion.value_changed', second, 'outcome-2');
+    await deliver('conversion.value_changed', first, 'outcome-1');
+    await deliver('conversion.value_changed', second, 'outcome-2');
+    expect(await outcomes.latest(WEBSITE.id, conversion)).toMatchObject({ sales_value: 250 });
   });
 
   it('company and deal journeys are 404 until a CRM provides companies and deals', async () => {

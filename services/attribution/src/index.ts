@@ -1,5 +1,5 @@
 // The attribution module: turns classified events into sessions (touches), keeps conversions and
-// identity merges, and answers the journeys. It owns the ClickHouse database `attribution`.
+// identity merges and outcome values written back (PATCH /contacts), and answers the journeys. It owns the ClickHouse database `attribution`.
 // Metrics, paths, coverage, products, ads performance and conversion.attributed come later.
 import { join } from 'node:path';
 import { defineModule, type ServiceModule } from '@sightline/kit';
@@ -7,6 +7,7 @@ import { attributionConsumers } from './consumers';
 import { ConversionsRepo } from './conversions.repo';
 import { IdentityMergesRepo } from './identity-merges.repo';
 import { journeyRpcHandlers } from './journeys.rpc';
+import { OutcomesRepo } from './outcomes.repo';
 import { TouchesRepo } from './touches.repo';
 
 export function createAttributionModule(): ServiceModule {
@@ -17,7 +18,7 @@ export function createAttributionModule(): ServiceModule {
     },
     async create(ctx) {
       const ch = ctx.clickhouse!;
-      const deps = { touches: new TouchesRepo(ch), conversions: new ConversionsRepo(ch), merges: new IdentityMergesRepo(ch) };
+      const deps = { touches: new TouchesRepo(ch), conversions: new ConversionsRepo(ch), merges: new IdentityMergesRepo(ch), outcomes: new OutcomesRepo(ch) };
       return {
         rpc: journeyRpcHandlers(deps),
         consumers: attributionConsumers(deps),
@@ -29,4 +30,5 @@ export function createAttributionModule(): ServiceModule {
 export { contactJourney, type ContactJourney, type JourneySession, type JourneyEvent, type JourneyConversion } from './contact-journey';
 export { ConversionsRepo } from './conversions.repo';
 export { IdentityMergesRepo } from './identity-merges.repo';
+export { OutcomesRepo, type ConversionOutcome } from './outcomes.repo';
 export { TouchesRepo } from './touches.repo';
