@@ -7,6 +7,7 @@ import { createLogger, loadConfig, startModules, type RunningProcess } from '@si
 import { createChangefeedModule } from '@sightline/service-changefeed';
 import { createGatewayModule } from '@sightline/service-gateway';
 import { createIngestModule } from '@sightline/service-ingest';
+import { adminOf } from './admin-client';
 
 export interface DriverProfile {
   env: Record<string, string>;
@@ -82,8 +83,7 @@ export function describeChangefeed(profileName: string, makeProfile: () => Promi
         ],
       });
       base = `http://127.0.0.1:${proc.publicPort}`;
-      const admin = async (path: string, body: unknown) =>
-        (await (await fetch(`http://127.0.0.1:${proc.adminPort}/admin${path}`, { method: 'POST', headers: { authorization: `Bearer ${proc.settings.adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as Record<string, string>;
+      const admin = adminOf(proc);
       const ws = await admin('/workspaces', { name: 'Changes', plan: 'internal', currency: 'EUR' });
       workspaceId = String(ws['id']);
       websiteId = String((await admin(`/workspaces/${workspaceId}/websites`, { domain: 'feed.test' }))['id']);

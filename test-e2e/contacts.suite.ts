@@ -9,6 +9,7 @@ import { createContactsModule } from '@sightline/service-contacts';
 import { createGatewayModule } from '@sightline/service-gateway';
 import { createIngestModule } from '@sightline/service-ingest';
 import type { DriverProfile } from './ingest.suite';
+import { adminOf } from './admin-client';
 
 type Json = Record<string, unknown>;
 interface Reply {
@@ -74,8 +75,7 @@ export function describeContacts(profileName: string, makeProfile: () => Promise
         modules: [createGatewayModule({ availableServices: ['gateway', 'ingest', 'contacts', 'changefeed'], demo: false }), createIngestModule(), createContactsModule(), recorder],
       });
       base = `http://127.0.0.1:${proc.publicPort}`;
-      const admin = async (path: string, body: unknown) =>
-        (await (await fetch(`http://127.0.0.1:${proc.adminPort}/admin${path}`, { method: 'POST', headers: { authorization: `Bearer ${proc.settings.adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as Record<string, string>;
+      const admin = adminOf(proc);
       const ws = await admin('/workspaces', { name: 'Contacts', plan: 'internal', timezone: 'Europe/Berlin', currency: 'EUR' });
       await admin(`/workspaces/${ws['id']}/websites`, { domain: 'contacts.test' });
       const full = await admin('/keys', { workspace_id: ws['id'] });

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { distributedServers } from '@sightline/kit/testing/servers';
 import { startSightline, type SightlineProcess } from './processes';
+import { adminClient } from './admin-client';
 
 const BATCHES = 30;
 const PER_BATCH = 200;
@@ -41,8 +42,7 @@ describe('ingest survives kill -9 mid-stream (RabbitMQ + PostgreSQL + Redis)', (
   }, 60_000);
 
   it('loses no acknowledged event and counts none twice', async () => {
-    const admin = async (path: string, body: unknown) =>
-      (await (await fetch(`${gateway.adminUrl}/admin${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as Record<string, string>;
+    const admin = adminClient(gateway.adminUrl, ADMIN_TOKEN);
     const ws = await admin('/workspaces', { name: 'Crash', plan: 'internal' });
     const site = await admin(`/workspaces/${ws['id']}/websites`, { domain: 'crash.test' });
     const { key } = await admin('/keys', { workspace_id: ws['id'] });

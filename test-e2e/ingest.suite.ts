@@ -8,6 +8,7 @@ import { createLogger, defineModule, loadConfig, startModules, type Envelope, ty
 import type { ClassifiedEventV1, ConversionCreatedV1, EventBatchV1 } from '@sightline/proto-schemas';
 import { createGatewayModule } from '@sightline/service-gateway';
 import { createIngestModule } from '@sightline/service-ingest';
+import { adminClient } from './admin-client';
 
 export interface DriverProfile {
   env: Record<string, string>;
@@ -99,8 +100,7 @@ export function describeIngest(profileName: string, makeProfile: () => Promise<D
       base = `http://127.0.0.1:${proc.publicPort}`;
       adminBase = `http://127.0.0.1:${proc.adminPort}`;
       adminToken = proc.settings.adminToken;
-      const admin = async (path: string, body: unknown) =>
-        (await (await fetch(`${adminBase}/admin${path}`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as Record<string, string>;
+      const admin = adminClient(adminBase, adminToken);
       const ws = await admin('/workspaces', { name: 'Ingest', plan: 'internal', currency: 'EUR' });
       const site = await admin(`/workspaces/${ws['id']}/websites`, { domain: 'acme.test' });
       websiteId = String(site['id']);

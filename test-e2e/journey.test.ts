@@ -10,6 +10,7 @@ import { createAttributionModule, OutcomesRepo } from '@sightline/service-attrib
 import { createContactsModule } from '@sightline/service-contacts';
 import { createGatewayModule } from '@sightline/service-gateway';
 import { createIngestModule } from '@sightline/service-ingest';
+import { adminOf } from './admin-client';
 
 const CHROME = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 
@@ -43,8 +44,7 @@ describe('journeys of conversions sent by POST /v1/events (embedded)', () => {
       ],
     });
     base = `http://127.0.0.1:${proc.publicPort}`;
-    const admin = async (path: string, body: unknown) =>
-      (await (await fetch(`http://127.0.0.1:${proc.adminPort}/admin${path}`, { method: 'POST', headers: { authorization: `Bearer ${proc.settings.adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as Record<string, string>;
+    const admin = adminOf(proc);
     const ws = await admin('/workspaces', { name: 'Journeys', plan: 'internal', timezone: 'Europe/Paris', currency: 'EUR' });
     publicId = String((await admin(`/workspaces/${ws['id']}/websites`, { domain: 'shop.test' }))['public_id']);
     key = String((await admin('/keys', { workspace_id: ws['id'] }))['key']);

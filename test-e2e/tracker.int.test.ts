@@ -9,6 +9,7 @@ import type { ClassifiedEventV1, EventBatchV1 } from '@sightline/proto-schemas';
 import { createGatewayModule } from '@sightline/service-gateway';
 import { createIngestModule } from '@sightline/service-ingest';
 import { launchChromium, startTestSite, type TestSite } from '@sightline/tracker/tracker.test-fixtures';
+import { adminOf } from './admin-client';
 
 describe('tracker → gateway /collect → ingest (Chromium, embedded)', () => {
   let proc: RunningProcess;
@@ -41,8 +42,7 @@ describe('tracker → gateway /collect → ingest (Chromium, embedded)', () => {
       logger: createLogger({ level: 'silent' }),
       modules: [createGatewayModule({ availableServices: ['gateway', 'ingest', 'attribution'], demo: false }), createIngestModule(), recorder],
     });
-    const admin = async (path: string, body: unknown) =>
-      (await (await fetch(`http://127.0.0.1:${proc.adminPort}/admin${path}`, { method: 'POST', headers: { authorization: `Bearer ${proc.settings.adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as Record<string, string>;
+    const admin = adminOf(proc);
     const ws = await admin('/workspaces', { name: 'Tracker', plan: 'internal' });
     const website = await admin(`/workspaces/${ws['id']}/websites`, { domain: 'localhost' });
     site = await startTestSite({ scriptSrc: `http://127.0.0.1:${proc.publicPort}/t.js`, site: String(website['public_id']), outboundUrl: 'http://127.0.0.1:9/elsewhere' });
