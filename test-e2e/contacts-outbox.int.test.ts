@@ -1,39 +1,23 @@
 // A PATCH survives a RabbitMQ outage between the ledger write and the change event: the write and
 // its messages commit together in the outbox, the relay is held (admin pause) until the broker is
-// stopped, keeps retrying while it is down, and once RabbitMQ is back every change is delivered
+// gone, keeps retrying while it is down, and once RabbitMQ is back every change is delivered
 // exactly once to a stand-in `changefeed` on the bus, which has reconnected by itself.
-// Gateway, contacts and the stand-in run in one process on PostgreSQL, Redis and RabbitMQ.
-import { execFileSync } from 'node:child_process';
+// Gateway, contacts and the stand-in run in one process on PostgreSQL, Redis and RabbitMQ. The
+// outage is made with a TCP proxy between this process and the broker: to the process the broker
+// goes away (connections dropped, new ones refused) and comes back, while tests running beside
+// this one on the same shared broker are not disturbed (a real `rabbitmqctl stop_app` would be).
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, defineModule, loadConfig, startModules, type Envelope, type RunningProcess } from '@sightline/kit';
-import { distributedServers, requireServer, TEST_SERVERS } from '@sightline/kit/testing/servers';
+import { distributedServers } from '@sightline/kit/testing/servers';
+import { startTcpProxy, type TcpProxy } from '@sightline/kit/testing/tcp-proxy';
 import { MESSAGE_EXAMPLES, type ConversionCreatedV1 } from '@sightline/proto-schemas';
 import { createContactsModule } from '@sightline/service-contacts';
 import { createGatewayModule } from '@sightline/service-gateway';
 
 const SERVICES = ['gateway', 'contacts', 'changefeed'];
-
-function rabbitmqctl(command: 'stop_app' | 'start_app'): void {
-  execFileSync('rabbitmqctl', [command], { stdio: 'ignore', timeout: 60_000 });
-}
-
-/** Starts the broker app again and waits until AMQP accepts connections. */
-async function ensureBrokerUp(): Promise<void> {
-  rabbitmqctl('start_app');
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      await requireServer('RabbitMQ', TEST_SERVERS.rabbitmq, 1000);
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-}
 
 async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -45,7 +29,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T 
   }
 }
 
-describe('contacts outbox across a RabbitMQ restart', () => {
+describe('contacts outbox across a RabbitMQ outage', () => {
   let proc: RunningProcess;
   let cleanup: (() => Promise<void>) | undefined;
   let dataDir: string;
@@ -56,6 +40,7 @@ describe('contacts outbox across a RabbitMQ restart', () => {
   let keyId: string;
   let websiteId: string;
   let workspaceId: string;
+  let broker: TcpProxy;
   const received: Envelope[] = [];
 
   const admin = async (method: string, path: string, body?: unknown) => {
@@ -70,6 +55,9 @@ describe('contacts outbox across a RabbitMQ restart', () => {
   beforeAll(async () => {
     const servers = await distributedServers([...SERVICES, 'crm-sync']);
     cleanup = servers.cleanup;
+    const amqp = new URL(servers.amqpUrl);
+    broker = await startTcpProxy({ host: amqp.hostname, port: Number(amqp.port) });
+    amqp.port = String(broker.port);
     dataDir = mkdtempSync(join(tmpdir(), 'sightline-contacts-outbox-'));
     const recorder = defineModule({
       name: 'changefeed',
@@ -87,7 +75,7 @@ describe('contacts outbox across a RabbitMQ restart', () => {
         SIGHTLINE_LOG_LEVEL: 'silent',
         SIGHTLINE_POSTGRES_URL: servers.postgresUrl,
         SIGHTLINE_REDIS_URL: servers.redisUrl,
-        SIGHTLINE_AMQP_URL: servers.amqpUrl,
+        SIGHTLINE_AMQP_URL: amqp.toString(),
         SIGHTLINE_BUS_NAMESPACE: servers.busNamespace,
       }),
       logger: createLogger({ level: 'silent' }),
@@ -106,6 +94,7 @@ describe('contacts outbox across a RabbitMQ restart', () => {
 
   afterAll(async () => {
     await proc?.stop();
+    await broker?.close();
     await cleanup?.();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   }, 60_000);
@@ -128,14 +117,14 @@ describe('contacts outbox across a RabbitMQ restart', () => {
     expect((await admin('GET', '/contacts/outbox'))['pending']).toBe(3);
 
     try {
-      rabbitmqctl('stop_app');
+      broker.cut();
       // The relay now tries to publish to a broker that is down: nothing may be dropped.
       await admin('POST', '/contacts/outbox/resume');
       await new Promise((r) => setTimeout(r, 3_000));
       expect(received).toEqual([]);
       expect((await admin('GET', '/contacts/outbox'))['pending']).toBe(3);
     } finally {
-      await ensureBrokerUp();
+      broker.restore();
     }
 
     await waitFor('the three changes', () => (received.length >= 3 ? true : undefined), 60_000);
