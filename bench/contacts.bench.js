@@ -7,7 +7,7 @@
 const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
-const { recordSection, machine, fmt } = require('./lib');
+const { recordSection, machine, fmt, deleteRabbitNamespace } = require('./lib');
 
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 1_000_000);
 const CHANGES = Number(process.env.BENCH_CHANGES ?? 10_000_000);
@@ -140,6 +140,7 @@ async function measure(mode, contacts, changes) {
   } finally {
     await proc.stop();
     rmSync(dataDir, { recursive: true, force: true });
+    if (env.SIGHTLINE_BUS_NAMESPACE) deleteRabbitNamespace(env.SIGHTLINE_BUS_NAMESPACE);
     if (database) {
       const { Client } = require('pg');
       const c = new Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });

@@ -10,7 +10,7 @@ const { Worker } = require('node:worker_threads');
 const { mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
-const { recordSection, machine, fmt } = require('./lib');
+const { recordSection, machine, fmt, deleteRabbitNamespace } = require('./lib');
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -150,6 +150,7 @@ async function startDistributed() {
         await new Promise((r) => child.once('exit', r));
       }
       for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+      deleteRabbitNamespace(env.SIGHTLINE_BUS_NAMESPACE);
       const c = new Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
       await c.connect();
       await c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);

@@ -42,4 +42,16 @@ function machine() {
 
 const fmt = (n, d = 1) => Number(n).toFixed(d);
 
-module.exports = { closedLoop, recordSection, machine, fmt };
+/** Deletes a benchmark's RabbitMQ queues and exchange (best effort, through rabbitmqctl). */
+function deleteRabbitNamespace(namespace) {
+  const { execFileSync } = require('node:child_process');
+  try {
+    const queues = execFileSync('rabbitmqctl', ['-q', 'list_queues', 'name'], { encoding: 'utf8' }).split('\n');
+    for (const queue of queues.filter((q) => q.startsWith(`${namespace}.`))) execFileSync('rabbitmqctl', ['-q', 'delete_queue', queue]);
+    execFileSync('rabbitmqadmin', ['delete', 'exchange', `name=${namespace}.events`], { stdio: 'ignore' });
+  } catch {
+    // rabbitmqadmin may be absent; leftover exchanges hold no messages.
+  }
+}
+
+module.exports = { closedLoop, recordSection, machine, fmt, deleteRabbitNamespace };
