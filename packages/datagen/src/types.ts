@@ -1,5 +1,8 @@
 // Output shapes. Collect and events bodies are exactly what the public ingestion endpoints accept;
 // the other records are what a connected ad platform, store or CRM would hand over.
+import type { CollectEvent, CollectEventType, CollectPayload } from '@sightline/tracker';
+
+export type { CollectEvent, CollectEventType };
 import type { AdPlatform, CrmStage } from './model';
 
 export interface GenerateOptions {
@@ -30,29 +33,10 @@ export interface ResolvedOptions {
   end: number;
 }
 
-export type CollectEventType = 'pageview' | 'outbound' | 'form_submit' | 'custom' | 'identify';
-
 export type PropValue = string | number | boolean;
 
-export interface CollectEvent {
-  id: string;
-  type: CollectEventType;
-  name: string | null;
-  ts: number;
-  url: string;
-  referrer: string | null;
-  title: string;
-  screen: string;
-  props: Record<string, PropValue>;
-  email?: string;
-}
-
-/** Body of `POST /collect` (sent as text/plain JSON, like the tracker does). */
-export interface CollectBody {
-  site: string;
-  aid: string;
-  events: CollectEvent[];
-}
+/** Body of `POST /collect`: the tracker's own protocol, so generated hits are exactly what browsers send. */
+export type CollectBody = CollectPayload;
 
 export interface CollectBatch {
   kind: 'collect';

@@ -10,17 +10,8 @@ import type { Bus, PublishInput } from '../bus/types';
 import { InvalidMessageError } from '../bus/types';
 import type { SqlExecutor, SqlStore } from '../stores/types';
 
-export interface OutboxMessage<P = unknown> {
-  type: string;
-  payload: P;
-  source: string;
-  workspace_id?: string | null;
-  website_id?: string | null;
-  /** Envelope id; a fresh UUID when absent. */
-  id?: string;
-  /** Envelope occurred_at; the time of `add` when absent. */
-  occurred_at?: string;
-}
+/** A message to publish once the business transaction commits: what the bus publishes, at the current version. */
+export type OutboxMessage<P = unknown> = Omit<PublishInput<P>, 'version'>;
 
 export interface OutboxOptions {
   /** Idle poll interval; `wake()` cuts it short. Default 100 ms. */
