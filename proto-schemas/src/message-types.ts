@@ -1,6 +1,7 @@
 // Payload types of the message catalog, kept by hand beside their schemas. message-examples.ts
 // holds one complete example per type (checked by tsc against these types) and the catalog test
 // checks each example against its schema, field for field, so the two cannot drift apart.
+import type { AdLevelName } from './registry/ads';
 import type { PlanName } from './registry/plans';
 import type { ScopeName } from './registry/scopes';
 
@@ -115,6 +116,9 @@ export interface ConversionCreatedV1 {
   revenue: number | null;
   currency: string | null;
   properties: Record<string, unknown>;
+  /** Absent means api. */
+  origin?: 'tracker' | 'api' | 'import';
+  relationship_started_at?: string | null;
 }
 
 export interface IdentityMergedV1 {
@@ -201,6 +205,100 @@ export interface OutcomeWritebackRequestedV1 {
   requested_by: string;
 }
 
+/** One row of an ad platform's daily report. */
+export interface AdReportRowV1 {
+  date: string;
+  level: AdLevelName;
+  item_id: string;
+  item_name?: string | null;
+  campaign_id?: string | null;
+  campaign_name?: string | null;
+  campaign_type?: string | null;
+  ad_set_id?: string | null;
+  ad_set_name?: string | null;
+  ad_id?: string | null;
+  ad_name?: string | null;
+  spend: number;
+  impressions: number;
+  clicks: number;
+  platform_conversions?: number;
+  platform_revenue?: number;
+}
+
+export interface AdsReportImportedV1 {
+  website_id: string;
+  workspace_id: string;
+  platform: string;
+  account_id: string;
+  account_name?: string | null;
+  /** The ad account's currency: amounts are in it. */
+  currency: string;
+  rows: AdReportRowV1[];
+}
+
+export interface StoreOrderLineV1 {
+  product_id: string;
+  name: string;
+  quantity: number;
+  unit_price: number;
+  unit_cost?: number | null;
+}
+
+export interface StoreRefundV1 {
+  refund_id: string;
+  refunded_at: string;
+  amount: number;
+  product_id?: string | null;
+  quantity?: number | null;
+}
+
+export interface StoreOrderV1 {
+  order_id: string;
+  ordered_at: string;
+  customer_email?: string | null;
+  currency: string;
+  lines: StoreOrderLineV1[];
+  refunds: StoreRefundV1[];
+}
+
+export interface StoreOrdersImportedV1 {
+  website_id: string;
+  workspace_id: string;
+  platform: string;
+  orders: StoreOrderV1[];
+}
+
+export interface MilestoneReachedV1 {
+  milestone_id: string;
+  website_id: string;
+  workspace_id: string;
+  stage: string;
+  occurred_at: string;
+  identity_id?: string | null;
+  conversion_id?: string | null;
+  email?: string | null;
+  deal_id?: string | null;
+  company_id?: string | null;
+  amount?: number | null;
+  currency?: string | null;
+}
+
+export interface CrmMemberV1 {
+  email?: string | null;
+  conversion_id?: string | null;
+  identity_id?: string | null;
+}
+
+export interface CrmMembersSyncedV1 {
+  website_id: string;
+  workspace_id: string;
+  subject: 'company' | 'deal';
+  id: string;
+  name?: string | null;
+  members: CrmMemberV1[];
+  synced_at: string;
+}
+
 /** Message type to the payload of its current version. */
 export interface MessagePayloads {
   'gateway.workspace_created': WorkspaceCreatedV1;
@@ -215,6 +313,10 @@ export interface MessagePayloads {
   'conversion.updated': ConversionUpdatedV1;
   'stage.changed': StageChangedV1;
   'outcome.writeback_requested': OutcomeWritebackRequestedV1;
+  'ads.report_imported': AdsReportImportedV1;
+  'store.orders_imported': StoreOrdersImportedV1;
+  'milestone.reached': MilestoneReachedV1;
+  'crm.members_synced': CrmMembersSyncedV1;
 }
 
 export type MessageType = keyof MessagePayloads;

@@ -24,18 +24,22 @@ function payloadSchema(type: keyof typeof messageCatalog): { properties: Record<
 describe('message catalog', () => {
   it('covers the messages built so far', () => {
     expect(MESSAGE_TYPES.sort()).toEqual([
+      'ads.report_imported',
       'conversion.attributed',
       'conversion.created',
       'conversion.updated',
       'conversion.value_changed',
+      'crm.members_synced',
       'events.classified',
       'gateway.key_created',
       'gateway.key_revoked',
       'gateway.workspace_created',
       'identity.merged',
       'ingest.batch_received',
+      'milestone.reached',
       'outcome.writeback_requested',
       'stage.changed',
+      'store.orders_imported',
     ]);
   });
 

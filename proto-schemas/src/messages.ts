@@ -14,6 +14,10 @@ import conversionValueChangedV1 from './schemas/conversion/value_changed.v1.sche
 import conversionUpdatedV1 from './schemas/conversion/updated.v1.schema.json';
 import stageChangedV1 from './schemas/stage/changed.v1.schema.json';
 import outcomeWritebackRequestedV1 from './schemas/outcome/writeback_requested.v1.schema.json';
+import adsReportImportedV1 from './schemas/ads/report_imported.v1.schema.json';
+import storeOrdersImportedV1 from './schemas/store/orders_imported.v1.schema.json';
+import milestoneReachedV1 from './schemas/milestone/reached.v1.schema.json';
+import crmMembersSyncedV1 from './schemas/crm/members_synced.v1.schema.json';
 import type { MessageType } from './message-types';
 
 /** A JSON Schema document as loaded from its file. */
@@ -90,6 +94,26 @@ export const messageCatalog = {
     version: 1,
     schema: outcomeWritebackRequestedV1,
     description: outcomeWritebackRequestedV1.description,
+  },
+  'ads.report_imported': {
+    version: 1,
+    schema: adsReportImportedV1,
+    description: adsReportImportedV1.description,
+  },
+  'store.orders_imported': {
+    version: 1,
+    schema: storeOrdersImportedV1,
+    description: storeOrdersImportedV1.description,
+  },
+  'milestone.reached': {
+    version: 1,
+    schema: milestoneReachedV1,
+    description: milestoneReachedV1.description,
+  },
+  'crm.members_synced': {
+    version: 1,
+    schema: crmMembersSyncedV1,
+    description: crmMembersSyncedV1.description,
   },
 } as const satisfies Record<MessageType, MessageCatalogEntry>;
 

@@ -8,7 +8,7 @@ import { PATH_STEP_NAMES } from '../registry/paths';
 import { PLAN_NAMES } from '../registry/plans';
 import { SCOPE_NAMES } from '../registry/scopes';
 import { COVERAGE_BUCKETS } from '../registry/vocabulary';
-import { enumOf, money, nullable, ref } from './refs';
+import { currencyCode, enumOf, money, nullable, ref } from './refs';
 import type { Schema } from './types';
 
 function named(names: readonly string[], extra: Record<string, Schema> = {}): Schema {
@@ -86,12 +86,24 @@ export const analyticsSchemas: Record<string, Schema> = {
         type: 'array',
         items: {
           type: 'object',
-          description: 'Identifying fields of the level (for example `platform`, `campaign_id`, `campaign`) plus each requested metric by name. Without breakdown there is one row for the whole level.',
+          description: 'With breakdown: one item at the level, named by platform, id and name, with the items enclosing it (account, campaign, ad set) and each requested metric by name. Without breakdown: the level\'s total in one currency (one row per currency), with platform (null when several make it up), platforms and items. Amounts are in the row\'s currency.',
+          required: ['level', 'currency'],
           properties: {
-            platform: { type: 'string' },
+            platform: nullable({ type: 'string' }),
             level: enumOf(AD_LEVEL_NAMES),
-            id: nullable({ type: 'string' }),
+            id: nullable({ type: 'string', description: 'The item\'s id on the platform; null for spend of finer rows that named no item at this level.' }),
             name: nullable({ type: 'string' }),
+            currency: { ...currencyCode, description: 'The ad-account currency the row\'s amounts are in.' },
+            account_id: nullable({ type: 'string' }),
+            account: nullable({ type: 'string' }),
+            campaign_id: nullable({ type: 'string' }),
+            campaign: nullable({ type: 'string' }),
+            campaign_type: nullable({ type: 'string' }),
+            ad_set_id: nullable({ type: 'string' }),
+            ad_set: nullable({ type: 'string' }),
+            platforms: { type: 'array', items: { type: 'string' }, description: 'Without breakdown: the platforms making up the total.' },
+            items: { type: 'integer', minimum: 0, description: 'Without breakdown: how many items at the level make up the total.' },
+            ...Object.fromEntries(AD_METRIC_NAMES.map((m) => [m, metricValue])),
           },
           additionalProperties: true,
         },
@@ -108,12 +120,12 @@ export const analyticsSchemas: Record<string, Schema> = {
         type: 'array',
         items: {
           type: 'object',
-          required: ['path', 'outcomes'],
+          required: ['path', 'outcomes', 'revenue', 'share'],
           properties: {
-            path: { type: 'array', items: { type: 'string' }, description: 'Step labels in order; ends with `...` when cut at max_touches; `["Unattributed"]` for an outcome with no journey.' },
-            outcomes: { type: 'integer', minimum: 0, description: 'Conversions (or milestones with stages) that followed exactly this sequence.' },
-            revenue: money,
-            share: { type: 'number', minimum: 0, maximum: 1, description: 'outcomes divided by all outcomes in the window.' },
+            path: { type: 'array', items: { type: 'string' }, minItems: 1, description: 'Step labels in order, one per touch (consecutive identical labels are not collapsed); `(none)` for a touch without a value for the step; ends with `...` when cut at max_touches; `["Unattributed"]` for an outcome with no journey.' },
+            outcomes: { type: 'integer', minimum: 1, description: 'Conversions (or milestones with stages) that followed exactly this sequence.' },
+            revenue: { ...money, description: 'Sum of the value of those outcomes: conversion revenue (a written-back sales value replaces it), or milestone amount with stages.' },
+            share: { type: 'number', minimum: 0, maximum: 1, description: 'outcomes divided by every outcome the query counts in the window (all paths, not only those returned).' },
           },
           additionalProperties: true,
         },
@@ -130,15 +142,16 @@ export const analyticsSchemas: Record<string, Schema> = {
         type: 'array',
         items: {
           type: 'object',
-          required: ['product_id', 'name', 'revenue', 'units', 'orders'],
+          required: ['product_id', 'name', 'currency', 'revenue', 'units', 'orders', 'refunded', 'margin'],
           properties: {
             product_id: { type: 'string' },
-            name: { type: 'string' },
+            name: { type: 'string', description: 'As on the newest order holding the product.' },
+            currency: { ...currencyCode, description: 'The order currency the amounts are in; a product sold in several currencies has a row per currency.' },
             revenue: { ...money, description: 'Net of refunds.' },
-            units: { type: 'integer' },
-            orders: { type: 'integer' },
-            refunded: money,
-            margin: nullable({ ...money, description: 'Revenue minus cost where cost is set; null when no cost is set for the product.' }),
+            units: { type: 'integer', description: 'Net of refunded quantities.' },
+            orders: { type: 'integer', minimum: 0, description: 'Orders in the window holding the product.' },
+            refunded: { ...money, description: 'Refunds put on the product.' },
+            margin: nullable({ ...money, description: 'Revenue minus cost over the lines whose unit cost is set; null when no cost is set for the product.' }),
           },
           additionalProperties: true,
         },
@@ -153,14 +166,17 @@ export const analyticsSchemas: Record<string, Schema> = {
     properties: {
       data: {
         type: 'array',
+        minItems: COVERAGE_BUCKETS.length,
+        maxItems: COVERAGE_BUCKETS.length,
+        description: 'One row per bucket, every bucket always present, in the order attributed, predates_tracking, imported_contact, no_visitor, no_sessions.',
         items: {
           type: 'object',
-          required: ['bucket', 'amount', 'facts', 'expected'],
+          required: ['bucket', 'amount', 'facts', 'share', 'expected'],
           properties: {
             bucket: enumOf(COVERAGE_BUCKETS),
-            amount: money,
+            amount: { ...money, description: 'Recorded revenue of the facts in the bucket (conversions in the window with a value above zero; a written-back sales value replaces the tracked revenue).' },
             facts: { type: 'integer', minimum: 0, description: 'Revenue facts in the bucket.' },
-            share: { type: 'number', minimum: 0, maximum: 1 },
+            share: { type: 'number', minimum: 0, maximum: 1, description: 'amount divided by the amount of all five buckets; 0 when there is no recorded revenue.' },
             expected: { type: 'boolean', description: 'True for permanent facts (attributed, predates_tracking, imported_contact); false for no_visitor and no_sessions, which indicate a problem.' },
           },
           additionalProperties: true,

@@ -107,7 +107,7 @@ export const contactSchemas: Record<string, Schema> = {
       session_id: nullable(str),
       started_at: dateTime,
       ended_at: nullable(dateTime),
-      identity_id: str,
+      identity_id: { ...nullable(str), description: 'The person the session belongs to; null in a synthetic timeline of a conversion without an identity.' },
       channel: str,
       source: nullable(str),
       medium: nullable(str),

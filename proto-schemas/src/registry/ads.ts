@@ -16,6 +16,16 @@ export type AdMetricName = (typeof AD_METRIC_NAMES)[number];
 export interface AdLevelDefinition { name: AdLevelName; description: string }
 export interface AdMetricDefinition { name: AdMetricName; description: string; kind: 'count' | 'currency' | 'ratio' }
 
+/**
+ * The levels that nest (account > campaign > ad_set > ad). Decided: a nesting level the platform
+ * did not report for an account and day is summed up from the nearest finer level it did report,
+ * so each account-day is counted once, from one level.
+ */
+export const AD_LEVEL_HIERARCHY = ['account', 'campaign', 'ad_set', 'ad'] as const satisfies readonly AdLevelName[];
+
+/** Decided: most rows one /ads/performance answer carries; beyond it meta.truncated is true. */
+export const MAX_AD_ROWS = 10_000;
+
 /** Returned when the metrics parameter is omitted. */
 export const DEFAULT_AD_METRICS: readonly AdMetricName[] = ['spend', 'impressions', 'clicks'];
 
@@ -44,9 +54,9 @@ export const AD_METRICS: readonly AdMetricDefinition[] = [
   { name: 'clicks', kind: 'count', description: 'Clicks on ads, as reported by the platform.' },
   { name: 'platform_conversions', kind: 'count', description: 'Conversions by the ad platform\'s own attribution rules; expected to differ from Sightline\'s attributed conversions.' },
   { name: 'platform_revenue', kind: 'currency', description: 'Conversion value by the ad platform\'s own attribution rules, in the ad-account currency.' },
-  { name: 'ctr', kind: 'ratio', description: 'clicks divided by impressions (0 to 1).' },
-  { name: 'cpc', kind: 'currency', description: 'spend divided by clicks.' },
-  { name: 'cpm', kind: 'currency', description: 'spend per thousand impressions.' },
-  { name: 'platform_roas', kind: 'ratio', description: 'platform_revenue divided by spend.' },
-  { name: 'platform_conversion_rate', kind: 'ratio', description: 'platform_conversions divided by clicks (0 to 1).' },
+  { name: 'ctr', kind: 'ratio', description: 'clicks divided by impressions (0 to 1), from the summed figures; null when there were no impressions.' },
+  { name: 'cpc', kind: 'currency', description: 'spend divided by clicks, from the summed figures; null when there were no clicks.' },
+  { name: 'cpm', kind: 'currency', description: 'spend per thousand impressions, from the summed figures; null when there were no impressions.' },
+  { name: 'platform_roas', kind: 'ratio', description: 'platform_revenue divided by spend, from the summed figures; null when nothing was spent.' },
+  { name: 'platform_conversion_rate', kind: 'ratio', description: 'platform_conversions divided by clicks, from the summed figures; null when there were no clicks. Can exceed 1 (platforms count view-through conversions).' },
 ];

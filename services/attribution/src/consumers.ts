@@ -40,6 +40,7 @@ export function attributionConsumers(deps: ConsumerDeps): Record<string, Message
     'identity.merged': async (envelope: Envelope): Promise<void> => {
       const merge = envelope.payload as IdentityMergedV1;
       await deps.merges.insertMerge(envelope.id, merge.workspace_id, merge.from_identity_id, merge.into_identity_id, envelope.occurred_at);
+      await deps.merges.refreshRoots(`${envelope.id}:roots`, merge.workspace_id, merge.into_identity_id);
     },
   };
 }

@@ -306,10 +306,4 @@ describe('attribution: contact journey (chDB)', () => {
     await deliver('conversion.value_changed', second, 'outcome-2');
     expect(await outcomes.latest(WEBSITE.id, conversion)).toMatchObject({ sales_value: 250 });
   });
-
-  it('company and deal journeys are 404 until a CRM provides companies and deals', async () => {
-    const req = { ...request(randomUUID()), operation: 'getCompanyJourney' };
-    await expect(rpc['attribution.getCompanyJourney'](req)).rejects.toMatchObject({ kind: 'not-found', remediation: expect.stringMatching(/CRM/) });
-    await expect(rpc['attribution.getDealJourney']({ ...req, operation: 'getDealJourney' })).rejects.toMatchObject({ kind: 'not-found', remediation: expect.stringMatching(/CRM/) });
-  });
 });

@@ -135,7 +135,7 @@ export async function contactJourney(deps: ContactJourneyDeps, query: ContactJou
   };
 }
 
-function toJourneySession(s: SessionRow, canonical: string, events: JourneyEvent[]): JourneySession {
+export function toJourneySession(s: SessionRow, canonical: string, events: JourneyEvent[]): JourneySession {
   return {
     session_id: s.session_id,
     identity_id: canonical,
@@ -164,7 +164,7 @@ function toJourneySession(s: SessionRow, canonical: string, events: JourneyEvent
  * Without browsing history the timeline is rebuilt from the conversion's stored first and last
  * touch (when any is known): one entry per distinct touch in the window, no events.
  */
-function syntheticSessions(conversion: ConversionRow, identityId: string | null, from: Date, to: Date): JourneySession[] {
+export function syntheticSessions(conversion: ConversionRow, identityId: string | null, from: Date, to: Date): JourneySession[] {
   const entries: JourneySession[] = [];
   const add = (touch: StoredTouch | null, which: 'first' | 'last'): void => {
     if (!touch) return;

@@ -90,6 +90,8 @@ export class ConversionsRepo {
         event_name: c.event_name ?? '',
         revenue: c.revenue,
         currency: c.currency ?? '',
+        origin: c.origin ?? 'api',
+        relationship_started_at: c.relationship_started_at ?? null,
         ...touchColumns('first_touch', touches?.first),
         ...touchColumns('last_touch', touches?.last),
       })),

@@ -24,6 +24,20 @@ export class IdentityMergesRepo {
     );
   }
 
+  /**
+   * Rewrites the person (root) of every member of the identity's group, so analytics reads join
+   * one small table instead of walking merges. The row version is the group size: groups only
+   * grow, so a stale rewrite racing a newer one loses.
+   */
+  async refreshRoots(dedupToken: string, workspaceId: string, identityId: string): Promise<void> {
+    const group = await this.groupOf(workspaceId, identityId);
+    await this.ch.insert(
+      'identity_roots',
+      group.members.map((member) => ({ workspace_id: workspaceId, identity_id: member, root_id: group.canonical, version: group.members.length })),
+      { dedupToken },
+    );
+  }
+
   /** The group an identity belongs to: a breadth-first walk over merge edges in both directions. */
   async groupOf(workspaceId: string, identityId: string): Promise<IdentityGroup> {
     const members = new Set<string>([identityId]);
@@ -52,5 +66,57 @@ export class IdentityMergesRepo {
     const sorted = [...members].sort();
     const canonical = sorted.find((id) => !mergedAway.has(id)) ?? identityId;
     return { canonical, members: sorted };
+  }
+
+  /**
+   * The groups of many identities at once (company and deal journeys): one walk whose frontier
+   * holds every id, so the query count follows the longest merge chain, not the number of ids.
+   * Each given id maps to its group; ids of one group share the same object.
+   */
+  async groupsOf(workspaceId: string, identityIds: readonly string[]): Promise<Map<string, IdentityGroup>> {
+    const parent = new Map<string, string>(identityIds.map((id) => [id, id]));
+    const find = (id: string): string => {
+      let root = id;
+      while (parent.get(root) !== root) root = parent.get(root) as string;
+      parent.set(id, root);
+      return root;
+    };
+    const mergedAway = new Set<string>();
+    let frontier = [...parent.keys()];
+    for (let step = 0; frontier.length > 0 && step < MAX_WALK_STEPS; step += 1) {
+      const edges = await this.ch.query<{ from_id: string; into_id: string }>(
+        `SELECT DISTINCT from_identity_id AS from_id, into_identity_id AS into_id
+           FROM identity_merges
+          WHERE workspace_id = {workspace:UUID}
+            AND (from_identity_id IN {ids:Array(String)} OR into_identity_id IN {ids:Array(String)})`,
+        { workspace: workspaceId, ids: frontier },
+      );
+      const next: string[] = [];
+      for (const edge of edges) {
+        mergedAway.add(edge.from_id);
+        for (const id of [edge.from_id, edge.into_id]) {
+          if (!parent.has(id)) {
+            parent.set(id, id);
+            next.push(id);
+          }
+        }
+        parent.set(find(edge.from_id), find(edge.into_id));
+      }
+      frontier = next;
+    }
+    const components = new Map<string, string[]>();
+    for (const id of parent.keys()) {
+      const root = find(id);
+      const ids = components.get(root);
+      if (ids) ids.push(id);
+      else components.set(root, [id]);
+    }
+    const groups = new Map<string, IdentityGroup>();
+    for (const ids of components.values()) {
+      const sorted = ids.sort();
+      const group = { canonical: sorted.find((id) => !mergedAway.has(id)) ?? (sorted[0] as string), members: sorted };
+      for (const id of sorted) groups.set(id, group);
+    }
+    return groups;
   }
 }

@@ -1,6 +1,5 @@
-// RPC answers for the three journey endpoints. The gateway has already authenticated the key,
+// RPC answer for the contact journey (company and deal journeys: crm-journeys/). The gateway has already authenticated the key,
 // resolved the website and validated the query against the OpenAPI document.
-import { ProblemError } from '@sightline/kit';
 import type { ApiRequest, ApiResponse } from '@sightline/proto-schemas';
 import { contactJourney, type ContactJourneyDeps, type JourneyConversion, type JourneySession } from './contact-journey';
 
@@ -82,22 +81,6 @@ export function journeyRpcHandlers(deps: ContactJourneyDeps) {
           meta,
         },
       };
-    },
-    // Company membership and deal contacts come from crm-sync, which does not publish them yet:
-    // until it does, no company or deal is known here and every id is absent.
-    'attribution.getCompanyJourney': async (raw: unknown): Promise<ApiResponse> => {
-      const request = raw as ApiRequest<JourneyQuery>;
-      throw new ProblemError('not-found', {
-        detail: `No company ${String(request.params['id'])} is known for this website.`,
-        remediation: 'Companies come from a connected CRM: connect one, let it sync, and take the id from GET /companies.',
-      });
-    },
-    'attribution.getDealJourney': async (raw: unknown): Promise<ApiResponse> => {
-      const request = raw as ApiRequest<JourneyQuery>;
-      throw new ProblemError('not-found', {
-        detail: `No deal ${String(request.params['id'])} is known for this website.`,
-        remediation: 'Deals come from a connected CRM: connect one, let it sync, and take the id from GET /deals.',
-      });
     },
   };
 }

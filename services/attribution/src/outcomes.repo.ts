@@ -32,7 +32,7 @@ export class OutcomesRepo {
   async latest(websiteId: string, conversionId: string): Promise<ConversionOutcome | null> {
     // Output names differ from the column names: an alias named like a column would shadow it.
     const rows = await this.ch.query<{ sales: number | null; quote: number | null; cur: string | null; latest: string }>(
-      `SELECT argMax(sales_value, changed_at) AS sales, argMax(quote_value, changed_at) AS quote,
+      `SELECT argMax(tuple(sales_value), changed_at).1 AS sales, argMax(tuple(quote_value), changed_at).1 AS quote,
               nullIf(argMax(currency, changed_at), '') AS cur, toString(max(changed_at)) AS latest
          FROM conversion_outcomes
         WHERE website_id = {website:UUID} AND conversion_id = {conversion:UUID}

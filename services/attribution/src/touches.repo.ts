@@ -5,6 +5,7 @@
 import type { ClickHouseStore } from '@sightline/kit';
 import type { ClassifiedEventV1 } from '@sightline/proto-schemas';
 import { isoFromClickHouse } from './clickhouse-time';
+import { adPlatform, isPaid, type TouchSource } from './touch-attributes';
 
 export interface SessionRow {
   session_id: string;
@@ -83,10 +84,12 @@ const orNull = (value: string): string | null => (value === '' ? null : value);
 export class TouchesRepo {
   constructor(private readonly ch: ClickHouseStore) {}
 
-  /** Stores a classified batch; `dedupToken` is the bus message id. */
+  /** Stores a classified batch and its sessions (touches); `dedupToken` derives from the bus message ids. */
   async insertEvents(dedupToken: string, workspaceId: string, websiteId: string, events: readonly ClassifiedEventV1[]): Promise<void> {
     if (events.length === 0) return;
     await this.ch.insert('touch_events', events.map((e) => eventRow(workspaceId, websiteId, e)), { dedupToken });
+    const touches = touchRows(workspaceId, websiteId, events);
+    if (touches.length > 0) await this.ch.insert('touches', touches, { dedupToken: `${dedupToken}:touches` });
   }
 
   /** Whether any session of these identities exists on the website, at any time. */
@@ -189,8 +192,56 @@ export class TouchesRepo {
   }
 }
 
+/** The session attributes an event carries (its own for an event without a session). */
+function touchSourceOf(e: ClassifiedEventV1): TouchSource {
+  const s = e.session;
+  return s
+    ? { channel: s.channel, source: s.source, medium: s.medium, click_ids: s.click_ids }
+    : { channel: e.channel, source: e.source, medium: e.medium, click_ids: e.click_ids };
+}
+
+/** One row per (session, identity) of the batch, from the session's earliest hit in it. */
+function touchRows(workspaceId: string, websiteId: string, events: readonly ClassifiedEventV1[]): Record<string, unknown>[] {
+  const first = new Map<string, ClassifiedEventV1>();
+  for (const e of events) {
+    if (!e.session_id || !e.session) continue;
+    const key = `${e.session_id}\u0000${e.identity_id ?? ''}`;
+    const seen = first.get(key);
+    if (!seen || e.occurred_at < seen.occurred_at) first.set(key, e);
+  }
+  return [...first.values()].map((e) => {
+    const s = e.session!;
+    const source = touchSourceOf(e);
+    return {
+      website_id: websiteId,
+      workspace_id: workspaceId,
+      session_id: e.session_id,
+      identity_id: e.identity_id ?? '',
+      started_at: s.started_at,
+      channel: s.channel,
+      source: s.source ?? '',
+      medium: s.medium ?? '',
+      campaign: s.campaign ?? '',
+      term: s.term ?? '',
+      content: s.content ?? '',
+      referrer_domain: s.referrer_domain ?? '',
+      landing_page: s.landing_page ?? '',
+      device_type: e.device_type ?? '',
+      browser: e.browser ?? '',
+      operating_system: e.operating_system ?? '',
+      country: e.country ?? '',
+      region: e.region ?? '',
+      city: e.city ?? '',
+      is_paid: isPaid(source) ? 1 : 0,
+      ad_platform: adPlatform(source),
+      click_ids: s.click_ids,
+    };
+  });
+}
+
 function eventRow(workspaceId: string, websiteId: string, e: ClassifiedEventV1): Record<string, unknown> {
   const s = e.session;
+  const source = touchSourceOf(e);
   return {
     event_id: e.event_id,
     workspace_id: workspaceId,
@@ -217,5 +268,13 @@ function eventRow(workspaceId: string, websiteId: string, e: ClassifiedEventV1):
     click_ids: s ? s.click_ids : e.click_ids,
     device_type: e.device_type ?? '',
     country: e.country ?? '',
+    hostname: e.hostname ?? '',
+    page_title: e.title ?? '',
+    browser: e.browser ?? '',
+    operating_system: e.operating_system ?? '',
+    region: e.region ?? '',
+    city: e.city ?? '',
+    is_paid: isPaid(source) ? 1 : 0,
+    ad_platform: adPlatform(source),
   };
 }

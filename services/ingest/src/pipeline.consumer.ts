@@ -55,6 +55,7 @@ async function processGroup(deps: PipelineDeps, group: { source: string; batch: 
         revenue: event.revenue,
         currency: event.currency,
         properties: event.properties,
+        origin: event.origin,
       };
       messages.push({ ...scope, type: 'conversion.created', id: derivedUuid(event.event_id, 'conversion.created'), occurred_at: event.occurred_at, source, payload });
     }

@@ -1,0 +1,278 @@
+// GET /metrics (attribution.getMetrics): reads the request, runs one SQL pass per metric family
+// that the requested metrics need (grouped, and ungrouped for window totals), and assembles rows.
+import type { ClickHouseStore } from '@sightline/kit';
+import { DEFAULT_LOOKBACK_DAYS, type ApiResponse, type MetricName } from '@sightline/proto-schemas';
+import { DateTime } from 'luxon';
+import { spendBy } from '../ads/spend';
+import { analyticsContext, metaOf, type AnalyticsContext, type AnalyticsMeta } from '../analytics/context';
+import { assertKnownStages } from '../analytics/stage-vocabulary';
+import { metricsDefinitions } from './definitions';
+import { CREDITED, INPUTS, METRIC_FAMILY, type MetricFamily } from './families';
+import { cohortSql, creditSql, customerSql, trafficSql, type FamilySql } from './family-sql';
+import { readMetricsQuery, type MetricsQuery, type MetricsRawQuery } from './request';
+
+/** Customer figures look back over every payment since this instant. */
+const HISTORY_START = new Date('2000-01-01T00:00:00.000Z');
+/** Safety bound on groups read back for ranking (a page dimension can have many values). */
+const MAX_GROUPS = 100_000;
+
+type Figures = Record<string, number>;
+type Value = number | null;
+export type MetricsRow = Record<string, string | number | null | Record<string, Value>>;
+
+export interface MetricsBody {
+  data: MetricsRow[];
+  totals?: MetricsRow;
+  meta: AnalyticsMeta;
+}
+
+interface Group {
+  /** Key values: k_date, k0..k3 (and k_period for cohorts). */
+  keys: Record<string, string>;
+  figures: Figures;
+}
+
+export function metricsRpcHandlers(ch: ClickHouseStore) {
+  return {
+    'attribution.getMetrics': async (raw: unknown): Promise<ApiResponse<MetricsBody>> => {
+      const ctx = analyticsContext<MetricsRawQuery>(raw);
+      const q = readMetricsQuery(ctx.request.query);
+      if (q.stages.length > 0) await assertKnownStages(ch, ctx.workspaceId, q.stages);
+      const body = q.groupBy[0] === 'cohort' ? await cohortAnswer(ch, ctx, q) : await metricsAnswer(ch, ctx, q);
+      return { status: 200, body };
+    },
+  };
+}
+
+/** The families the requested metrics (and the inputs of ratios) need. */
+function familiesOf(q: MetricsQuery): Set<MetricFamily> {
+  const names = new Set<MetricName>(q.metrics);
+  for (const m of q.metrics) for (const input of INPUTS[m] ?? []) names.add(input);
+  const families = new Set<MetricFamily>();
+  for (const m of names) families.add(METRIC_FAMILY[m]);
+  families.delete('ratio');
+  return families;
+}
+
+function baseParams(ctx: AnalyticsContext<unknown>): Record<string, unknown> {
+  return {
+    website: ctx.website.id, workspace: ctx.workspaceId, from: ctx.from, to: ctx.to, tz: ctx.website.timezone,
+    lookback_days: DEFAULT_LOOKBACK_DAYS, scan_from: new Date(ctx.from.getTime() - DEFAULT_LOOKBACK_DAYS * 86_400_000),
+  };
+}
+
+async function run(ch: ClickHouseStore, family: FamilySql, params: Record<string, unknown>): Promise<Group[]> {
+  const rows = await ch.query<Record<string, unknown>>(`${family.sql}\nLIMIT ${MAX_GROUPS}`, { ...params, ...family.params });
+  return rows.map((row) => {
+    const keys: Record<string, string> = {};
+    const figures: Figures = {};
+    for (const [name, value] of Object.entries(row)) {
+      if (family.keys.includes(name)) keys[name] = String(value);
+      else figures[name] = Number(value);
+    }
+    return { keys, figures };
+  });
+}
+
+/** Runs every needed family for one grouping and merges their figures by key. */
+async function gather(ch: ClickHouseStore, ctx: AnalyticsContext<unknown>, q: MetricsQuery, families: Set<MetricFamily>, grouped: boolean, daily: boolean): Promise<Map<string, Group>> {
+  const dims = grouped ? q.groupBy : [];
+  const params = baseParams(ctx);
+  const jobs: Promise<Group[]>[] = [];
+  if (families.has('traffic')) jobs.push(run(ch, trafficSql(q, dims, daily), params));
+  if (families.has('credit')) jobs.push(run(ch, creditSql(q, dims, daily), params));
+  if (families.has('customer') || (families.has('spend') && q.metrics.some((m) => m === 'cac' || m === 'ltv_cac'))) {
+    jobs.push(run(ch, customerSql(q, dims), { ...params, from: HISTORY_START, win_from: ctx.from, scan_from: HISTORY_START }));
+  }
+  const merged = new Map<string, Group>();
+  const add = (group: Group): void => {
+    const key = JSON.stringify(group.keys);
+    const existing = merged.get(key);
+    if (existing) Object.assign(existing.figures, group.figures);
+    else merged.set(key, { keys: group.keys, figures: { ...group.figures } });
+  };
+  for (const groups of await Promise.all(jobs)) groups.forEach(add);
+  if (families.has('spend')) {
+    const by = grouped && (q.groupBy[0] === 'platform' || q.groupBy[0] === 'ad_campaign') ? q.groupBy[0] : null;
+    const spend = await spendBy(ch, { websiteId: ctx.website.id, from: ctx.from, to: ctx.to, by: by ?? 'platform', timezone: ctx.website.timezone });
+    if (by) {
+      for (const [label, s] of spend) add({ keys: { k0: label }, figures: { spend: s.spend, impressions: s.impressions, clicks: s.clicks } });
+    } else {
+      const total = { spend: 0, impressions: 0, clicks: 0 };
+      for (const s of spend.values()) {
+        total.spend += s.spend;
+        total.impressions += s.impressions;
+        total.clicks += s.clicks;
+      }
+      add({ keys: {}, figures: total });
+    }
+  }
+  return merged;
+}
+
+const ratio = (numerator: number | undefined, denominator: number | undefined): Value =>
+  denominator === undefined || denominator === 0 ? null : (numerator ?? 0) / denominator;
+
+/** One metric's value from a group's figures; `model` picks the credited columns. */
+function metricValue(metric: MetricName, f: Figures, model: string): Value {
+  const n = (name: string): number => f[name] ?? 0;
+  switch (metric) {
+    case 'visitors': case 'sessions': case 'pageviews': case 'events': return n(metric);
+    case 'conversions': case 'milestones': return n(`${model}__credit`);
+    case 'revenue': return n(`${model}__value`);
+    case 'influenced_conversions': return n('influenced');
+    case 'unique_converters': return n('converters');
+    case 'customers': return n('customers');
+    case 'lifetime_value': return n('lifetime_value');
+    case 'avg_ltv': return ratio(f['lifetime_value'], f['customers']);
+    case 'repeat_rate': return ratio(f['repeaters'], f['customers']);
+    case 'avg_orders': return ratio(f['orders'], f['customers']);
+    case 'revenue_per_customer': return ratio(f['window_revenue'], f['customers']);
+    case 'conversion_rate': return ratio(f['converters'], f['visitors']);
+    case 'pageviews_per_session': return ratio(f['pageviews'], f['sessions']);
+    case 'revenue_per_visitor': return ratio(f[`${model}__value`], f['visitors']);
+    case 'spend': case 'impressions': case 'clicks': return n(metric);
+    case 'roas': return ratio(f[`${model}__value`], f['spend']);
+    case 'cac': return ratio(f['spend'], f['new_customers']);
+    case 'ltv_cac': {
+      const cac = ratio(f['spend'], f['new_customers']);
+      const ltv = ratio(f['new_ltv'], f['new_customers']);
+      return cac === null || ltv === null || cac === 0 ? null : ltv / cac;
+    }
+    case 'cohort_mrr': return n('cohort_mrr');
+  }
+}
+
+/** Metrics of a row: flat with one model; credited ones nested per model when several were asked. */
+function metricsOf(q: MetricsQuery, f: Figures, hiddenModels: ReadonlySet<string> = new Set()): MetricsRow {
+  const row: MetricsRow = {};
+  const nested = q.modelsExplicit && q.models.length > 1;
+  const primary = q.models[0] as string;
+  for (const metric of q.metrics) {
+    if (nested && CREDITED.has(metric)) continue;
+    row[metric] = metricValue(metric, f, primary);
+  }
+  if (nested) {
+    for (const model of q.models) {
+      const inner: Record<string, Value> = {};
+      for (const metric of q.metrics) if (CREDITED.has(metric)) inner[metric] = hiddenModels.has(model) ? null : metricValue(metric, f, model);
+      row[model] = inner;
+    }
+  }
+  return row;
+}
+
+const label = (value: string | undefined): string => (value === undefined || value === '' ? '(none)' : value);
+
+function keysOf(q: MetricsQuery, keys: Record<string, string>): MetricsRow {
+  const row: MetricsRow = {};
+  if (keys['k_date'] !== undefined) row['date'] = keys['k_date'];
+  q.groupBy.forEach((d, i) => { row[d] = label(keys[`k${i}`]); });
+  return row;
+}
+
+/** Ranking value of a group for one model: its first requested metric. */
+function rankValue(q: MetricsQuery, g: Group, model: string): number {
+  return metricValue(q.metrics[0] as MetricName, g.figures, model) ?? Number.NEGATIVE_INFINITY;
+}
+
+function byRank(q: MetricsQuery, model: string) {
+  return (a: Group, b: Group): number => {
+    const diff = rankValue(q, b, model) - rankValue(q, a, model);
+    if (diff !== 0 && !Number.isNaN(diff)) return diff;
+    return JSON.stringify(a.keys) < JSON.stringify(b.keys) ? -1 : 1;
+  };
+}
+
+async function metricsAnswer(ch: ClickHouseStore, ctx: AnalyticsContext<MetricsRawQuery>, q: MetricsQuery): Promise<MetricsBody> {
+  const families = familiesOf(q);
+  const grouped = q.groupBy.length > 0;
+  const definitions = metricsDefinitions(q);
+
+  if (!grouped && !q.daily) {
+    const total = (await gather(ch, ctx, q, families, false, false)).get('{}') ?? { keys: {}, figures: {} };
+    return { data: [metricsOf(q, total.figures)], meta: metaOf(ctx, { row_count: 1, truncated: false, definitions }) };
+  }
+
+  const [groupsMap, totalsMap] = await Promise.all([
+    grouped ? gather(ch, ctx, q, families, true, false) : Promise.resolve(new Map<string, Group>()),
+    gather(ch, ctx, q, families, false, false),
+  ]);
+  const totals = metricsOf(q, (totalsMap.get('{}') ?? { figures: {} }).figures);
+  const groups = [...groupsMap.values()];
+  const primary = q.models[0] as string;
+  groups.sort(byRank(q, primary));
+  const kept = grouped ? groups.slice(0, q.limit) : [];
+  const truncated = grouped && groups.length > q.limit;
+
+  // Several models: each ranks the groups by its own credit; a kept row beyond a model's own cut is null for it.
+  const hiddenByGroup = new Map<string, Set<string>>();
+  const truncatedModels: string[] = [];
+  if (q.modelsExplicit && q.models.length > 1 && truncated) {
+    for (const model of q.models.slice(1)) {
+      const own = new Set([...groups].sort(byRank(q, model)).slice(0, q.limit).map((g) => JSON.stringify(g.keys)));
+      let hidden = false;
+      for (const g of kept) {
+        const key = JSON.stringify(g.keys);
+        if (own.has(key)) continue;
+        hidden = true;
+        const set = hiddenByGroup.get(key) ?? new Set<string>();
+        set.add(model);
+        hiddenByGroup.set(key, set);
+      }
+      if (hidden) truncatedModels.push(model);
+    }
+  }
+  const multi = q.modelsExplicit && q.models.length > 1 ? { truncated_models: truncatedModels } : {};
+
+  let data: MetricsRow[];
+  if (!q.daily) {
+    data = kept.map((g) => ({ ...keysOf(q, g.keys), ...metricsOf(q, g.figures, hiddenByGroup.get(JSON.stringify(g.keys))) }));
+  } else {
+    const daily = [...(await gather(ch, ctx, q, families, grouped, true)).values()];
+    if (grouped) {
+      const rank = new Map(kept.map((g, i) => [JSON.stringify(g.keys), i]));
+      const withoutDate = (g: Group): string => { const { k_date: _date, ...rest } = g.keys; return JSON.stringify(rest); };
+      data = daily
+        .filter((g) => rank.has(withoutDate(g)))
+        .sort((a, b) => ((a.keys['k_date'] ?? '') < (b.keys['k_date'] ?? '') ? -1 : (a.keys['k_date'] ?? '') > (b.keys['k_date'] ?? '') ? 1 : (rank.get(withoutDate(a)) ?? 0) - (rank.get(withoutDate(b)) ?? 0)))
+        .map((g) => ({ ...keysOf(q, g.keys), ...metricsOf(q, g.figures) }));
+    } else {
+      const byDate = new Map(daily.map((g) => [g.keys['k_date'] as string, g]));
+      data = daysOf(ctx).map((date) => ({ date, ...metricsOf(q, byDate.get(date)?.figures ?? {}) }));
+    }
+  }
+  return {
+    data,
+    totals,
+    meta: metaOf(ctx, { row_count: data.length, truncated, definitions, ...multi }),
+  };
+}
+
+/** Every calendar day of the window in the website timezone, oldest first. */
+function daysOf(ctx: AnalyticsContext<unknown>): string[] {
+  const days: string[] = [];
+  const end = DateTime.fromJSDate(ctx.to, { zone: ctx.website.timezone });
+  for (let day = DateTime.fromJSDate(ctx.from, { zone: ctx.website.timezone }).startOf('day'); day < end; day = day.plus({ days: 1 })) {
+    days.push(day.toISODate() as string);
+  }
+  return days;
+}
+
+async function cohortAnswer(ch: ClickHouseStore, ctx: AnalyticsContext<MetricsRawQuery>, q: MetricsQuery): Promise<MetricsBody> {
+  const params = { ...baseParams(ctx), from: HISTORY_START, to: new Date(), win_from: ctx.from, win_to: ctx.to };
+  const groups = await run(ch, cohortSql(), params);
+  const truncated = groups.length > q.limit;
+  const data = groups.slice(0, q.limit).map((g) => {
+    const row: MetricsRow = { cohort: g.keys['k0'] as string, period_index: Number(g.keys['k_period']) };
+    for (const metric of q.metrics) row[metric] = metricValue(metric, g.figures, q.models[0] as string);
+    return row;
+  });
+  const definitions = {
+    ...metricsDefinitions(q),
+    cohort: 'Month (YYYY-MM, website timezone) of the customer\'s first paid outcome. The window selects cohorts whose first payment falls in it; payments of every later month count.',
+    period_index: 'Months since the cohort month; 0 is the cohort month itself.',
+    customers: 'Customers of the cohort who paid in that period.',
+  };
+  return { data, meta: metaOf(ctx, { row_count: data.length, truncated, definitions }) };
+}

@@ -1,0 +1,107 @@
+// Milestones: CRM stages (milestone.reached from crm-sync) and lifecycle stages set on contacts
+// (stage.changed from contacts, for status and lifecycle_stage_raw). The person is resolved when
+// the milestone is stored: the identity given, else the contact's, else the newest conversion
+// with the same email.
+import { createHash } from 'node:crypto';
+import { coalesce, type ClickHouseStore, type Envelope, type MessageHandler } from '@sightline/kit';
+import type { MilestoneReachedV1, StageChangedV1 } from '@sightline/proto-schemas';
+
+interface MilestoneRow {
+  milestone_id: string;
+  website_id: string;
+  workspace_id: string;
+  stage: string;
+  occurred_at: string;
+  identity_id: string;
+  conversion_id: string;
+  email: string;
+  deal_id: string;
+  company_id: string;
+  amount: number | null;
+  currency: string;
+}
+
+/** A stage key from a free-text value: "Sales Qualified Lead" → sales_qualified_lead. */
+export function stageKey(value: string): string {
+  return value.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').replace(/^(\d)/, 's_$1');
+}
+
+export function milestonesConsumers(ch: ClickHouseStore): Record<string, MessageHandler> {
+  const store = async (group: Envelope[], rows: MilestoneRow[]): Promise<void> => {
+    if (rows.length === 0) return;
+    await resolvePeople(ch, rows);
+    await ch.insert('milestones', rows.map((r) => ({ ...r })), { dedupToken: groupToken(group) });
+  };
+  return {
+    'milestone.reached': coalesce({
+      handle: (group) => store(group, group.map((e) => fromReached(e.payload as MilestoneReachedV1))),
+    }),
+    'stage.changed': coalesce({
+      handle: (group) => store(group, group.flatMap((e) => fromStageChanged(e.payload as StageChangedV1))),
+    }),
+  };
+}
+
+function fromReached(m: MilestoneReachedV1): MilestoneRow {
+  return {
+    milestone_id: m.milestone_id,
+    website_id: m.website_id,
+    workspace_id: m.workspace_id,
+    stage: m.stage,
+    occurred_at: m.occurred_at,
+    identity_id: m.identity_id ?? '',
+    conversion_id: m.conversion_id ?? '',
+    email: (m.email ?? '').trim().toLowerCase(),
+    deal_id: m.deal_id ?? '',
+    company_id: m.company_id ?? '',
+    amount: m.amount ?? null,
+    currency: m.currency ?? '',
+  };
+}
+
+/** A contact reaching a status or lifecycle stage is that stage's milestone, once per contact. */
+function fromStageChanged(m: StageChangedV1): MilestoneRow[] {
+  return m.changes
+    .filter((c) => (c.field === 'status' || c.field === 'lifecycle_stage_raw') && typeof c.new_value === 'string' && stageKey(c.new_value) !== '')
+    .map((c) => {
+      const stage = stageKey(c.new_value as string);
+      return {
+        milestone_id: `contact:${m.conversion_id}:${stage}`,
+        website_id: m.website_id,
+        workspace_id: m.workspace_id,
+        stage,
+        occurred_at: m.changed_at,
+        identity_id: m.identity_id ?? '',
+        conversion_id: m.conversion_id,
+        email: '',
+        deal_id: '',
+        company_id: '',
+        amount: null,
+        currency: '',
+      };
+    });
+}
+
+/** Fills identity_id from the contact or the email where the message did not carry one (one query). */
+async function resolvePeople(ch: ClickHouseStore, rows: MilestoneRow[]): Promise<void> {
+  const open = rows.filter((r) => r.identity_id === '' && (r.conversion_id !== '' || r.email !== ''));
+  if (open.length === 0) return;
+  const ids = [...new Set(open.map((r) => r.conversion_id).filter((id) => /^[0-9a-f-]{36}$/i.test(id)))];
+  const emails = [...new Set(open.map((r) => r.email).filter((e) => e !== ''))];
+  const found = await ch.query<{ conversion_id: string; email: string; identity_id: string }>(
+    `SELECT toString(conversion_id) AS conversion_id, lower(email) AS email, identity_id
+       FROM conversions
+      WHERE website_id IN {websites:Array(UUID)} AND identity_id != ''
+        AND (toString(conversion_id) IN {ids:Array(String)} OR lower(email) IN {emails:Array(String)})
+      ORDER BY occurred_at DESC`,
+    { websites: [...new Set(open.map((r) => r.website_id))], ids, emails },
+  );
+  const byConversion = new Map(found.map((f) => [f.conversion_id, f.identity_id]));
+  const byEmail = new Map<string, string>();
+  for (const f of found) if (f.email !== '' && !byEmail.has(f.email)) byEmail.set(f.email, f.identity_id);
+  for (const r of open) r.identity_id = byConversion.get(r.conversion_id) ?? byEmail.get(r.email) ?? '';
+}
+
+function groupToken(group: Envelope[]): string {
+  return group.length === 1 ? (group[0] as Envelope).id : createHash('sha256').update(group.map((e) => e.id).sort().join(',')).digest('hex');
+}

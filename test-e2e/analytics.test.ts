@@ -1,0 +1,4 @@
+import { describeAnalytics } from './analytics.suite';
+
+// Embedded profile: PGlite, chDB, in-memory KV, in-process bus.
+describeAnalytics('embedded drivers', async () => ({ env: {}, cleanup: async () => undefined }));
