@@ -205,6 +205,25 @@ export interface OutcomeWritebackRequestedV1 {
   requested_by: string;
 }
 
+export type WritebackTarget = 'crm' | 'google_ads' | 'meta_ads';
+export type WritebackStatus = 'pending' | 'done' | 'failed' | 'dead' | 'skipped';
+
+/** Where one write-back stands at one destination (crm-sync publishes; contacts shows it). */
+export interface OutcomeWritebackUpdatedV1 {
+  request_id: string;
+  conversion_id: string;
+  website_id: string;
+  workspace_id: string;
+  target: WritebackTarget;
+  status: WritebackStatus;
+  attempts: number;
+  detail: string | null;
+  external_id: string | null;
+  next_attempt_at: string | null;
+  requested_at: string;
+  updated_at: string;
+}
+
 /** One row of an ad platform's daily report. */
 export interface AdReportRowV1 {
   date: string;
@@ -299,6 +318,33 @@ export interface CrmMembersSyncedV1 {
   synced_at: string;
 }
 
+export type StageBucket = 'open' | 'won' | 'lost' | 'other';
+
+/** A deal as crm-sync announces it. */
+export interface DealCreatedV1 {
+  deal_id: string;
+  crm_id: string;
+  provider: string;
+  website_id: string;
+  workspace_id: string;
+  name: string;
+  amount?: number | null;
+  currency?: string | null;
+  pipeline_id?: string | null;
+  stage_id?: string | null;
+  stage_name?: string | null;
+  bucket: StageBucket;
+  company_id?: string | null;
+  contact_emails: string[];
+  occurred_at: string;
+}
+
+export interface DealStageChangedV1 extends DealCreatedV1 {
+  old_stage_id?: string | null;
+  old_stage_name?: string | null;
+  old_bucket: StageBucket;
+}
+
 /** Message type to the payload of its current version. */
 export interface MessagePayloads {
   'gateway.workspace_created': WorkspaceCreatedV1;
@@ -313,10 +359,13 @@ export interface MessagePayloads {
   'conversion.updated': ConversionUpdatedV1;
   'stage.changed': StageChangedV1;
   'outcome.writeback_requested': OutcomeWritebackRequestedV1;
+  'outcome.writeback_updated': OutcomeWritebackUpdatedV1;
   'ads.report_imported': AdsReportImportedV1;
   'store.orders_imported': StoreOrdersImportedV1;
   'milestone.reached': MilestoneReachedV1;
   'crm.members_synced': CrmMembersSyncedV1;
+  'deal.created': DealCreatedV1;
+  'deal.stage_changed': DealStageChangedV1;
 }
 
 export type MessageType = keyof MessagePayloads;

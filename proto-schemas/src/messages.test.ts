@@ -30,6 +30,8 @@ describe('message catalog', () => {
       'conversion.updated',
       'conversion.value_changed',
       'crm.members_synced',
+      'deal.created',
+      'deal.stage_changed',
       'events.classified',
       'gateway.key_created',
       'gateway.key_revoked',
@@ -38,6 +40,7 @@ describe('message catalog', () => {
       'ingest.batch_received',
       'milestone.reached',
       'outcome.writeback_requested',
+      'outcome.writeback_updated',
       'stage.changed',
       'store.orders_imported',
     ]);

@@ -14,10 +14,13 @@ import conversionValueChangedV1 from './schemas/conversion/value_changed.v1.sche
 import conversionUpdatedV1 from './schemas/conversion/updated.v1.schema.json';
 import stageChangedV1 from './schemas/stage/changed.v1.schema.json';
 import outcomeWritebackRequestedV1 from './schemas/outcome/writeback_requested.v1.schema.json';
+import outcomeWritebackUpdatedV1 from './schemas/outcome/writeback_updated.v1.schema.json';
 import adsReportImportedV1 from './schemas/ads/report_imported.v1.schema.json';
 import storeOrdersImportedV1 from './schemas/store/orders_imported.v1.schema.json';
 import milestoneReachedV1 from './schemas/milestone/reached.v1.schema.json';
 import crmMembersSyncedV1 from './schemas/crm/members_synced.v1.schema.json';
+import dealCreatedV1 from './schemas/deal/created.v1.schema.json';
+import dealStageChangedV1 from './schemas/deal/stage_changed.v1.schema.json';
 import type { MessageType } from './message-types';
 
 /** A JSON Schema document as loaded from its file. */
@@ -95,6 +98,11 @@ export const messageCatalog = {
     schema: outcomeWritebackRequestedV1,
     description: outcomeWritebackRequestedV1.description,
   },
+  'outcome.writeback_updated': {
+    version: 1,
+    schema: outcomeWritebackUpdatedV1,
+    description: outcomeWritebackUpdatedV1.description,
+  },
   'ads.report_imported': {
     version: 1,
     schema: adsReportImportedV1,
@@ -114,6 +122,16 @@ export const messageCatalog = {
     version: 1,
     schema: crmMembersSyncedV1,
     description: crmMembersSyncedV1.description,
+  },
+  'deal.created': {
+    version: 1,
+    schema: dealCreatedV1,
+    description: dealCreatedV1.description,
+  },
+  'deal.stage_changed': {
+    version: 1,
+    schema: dealStageChangedV1,
+    description: dealStageChangedV1.description,
   },
 } as const satisfies Record<MessageType, MessageCatalogEntry>;
 

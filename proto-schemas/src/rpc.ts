@@ -4,10 +4,13 @@ import apiRequestV1 from './schemas/rpc/api-request.v1.schema.json';
 import apiResponseV1 from './schemas/rpc/api-response.v1.schema.json';
 import collectRequestV1 from './schemas/rpc/collect-request.v1.schema.json';
 import collectResponseV1 from './schemas/rpc/collect-response.v1.schema.json';
+import dealTouchesRequestV1 from './schemas/rpc/deal-touches-request.v1.schema.json';
+import dealTouchesResponseV1 from './schemas/rpc/deal-touches-response.v1.schema.json';
 import type { JsonSchema } from './messages';
 import { listOperations } from './openapi/index';
 import type { ServiceName } from './openapi/types';
 import type { PlanName } from './registry/plans';
+import type { DEAL_ATTRIBUTION_BASES } from './registry/vocabulary';
 
 /** Listed by hand so a service's handler map can be typed; a test checks it equals the document. */
 export const RPC_METHODS = [
@@ -41,6 +44,7 @@ export const RPC_METHODS = [
   'automations.deleteAutomation',
   'automations.runAutomation',
   'ingest.collect',
+  'attribution.getDealTouches',
 ] as const;
 
 export type RpcMethod = (typeof RPC_METHODS)[number];
@@ -76,6 +80,9 @@ function buildCatalog(): Record<string, RpcCatalogEntry> {
   }
   // Internal methods: called by one service on another, not through a public operation.
   out['ingest.collect'] = { method: 'ingest.collect', service: 'ingest', operationId: null, request: collectRequestV1, response: collectResponseV1 };
+  out['attribution.getDealTouches'] = {
+    method: 'attribution.getDealTouches', service: 'attribution', operationId: null, request: dealTouchesRequestV1, response: dealTouchesResponseV1,
+  };
   return out;
 }
 
@@ -103,4 +110,29 @@ export interface ApiResponse<B = unknown> {
   status: number;
   body: B;
   headers?: Record<string, string>;
+}
+
+/** attribution.getDealTouches request: the deals of one page of GET /deals (crm-sync → attribution). */
+export interface DealTouchesRequest {
+  workspace_id: string;
+  website_id: string;
+  deals: { deal_id: string; emails: string[]; created_at: string }[];
+}
+
+/** One attributed touch (a session), as the OpenAPI `Touch` component shows it. */
+export interface DealTouch {
+  occurred_at: string;
+  channel: string;
+  source: string | null;
+  medium: string | null;
+  campaign: string | null;
+  referrer_domain: string | null;
+  landing_page: string | null;
+}
+
+/** What a deal's touches were computed from, or why it has none. */
+export type DealTouchBasis = (typeof DEAL_ATTRIBUTION_BASES)[number];
+
+export interface DealTouchesResponse {
+  deals: { deal_id: string; first_touch: DealTouch | null; last_touch: DealTouch | null; contact_ids: string[]; basis: DealTouchBasis }[];
 }

@@ -1,5 +1,7 @@
 import { Command } from 'commander';
 import { adminConnection, adminRequest } from './admin-client';
+import { registerConnectionsCommands } from './connections-command';
+import { registerImportCommand } from './import-command';
 import { MODULE_REGISTRY } from './registry';
 
 
@@ -112,6 +114,8 @@ export async function main(argv: string[]): Promise<void> {
       process.stdout.write(`revoked ${keyId}\n`);
     });
 
+  registerConnectionsCommands(program, conn);
+
   program
     .command('seed')
     .description('generate a realistic workspace and send it through the public ingestion paths of a running instance')
@@ -142,6 +146,8 @@ export async function main(argv: string[]): Promise<void> {
       );
       if (result.failed > 0) throw new Error(`some requests failed: ${result.failures.join('; ')}`);
     });
+
+  registerImportCommand(program, conn);
 
   await program.parseAsync(argv);
 }

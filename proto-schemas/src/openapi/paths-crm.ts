@@ -6,22 +6,24 @@ import { cursorParam, limitParam, listParam, totalCountParam } from './parameter
 import { enumOf, listOf, ref } from './refs';
 import type { PathItemObject } from './types';
 
-const NO_CRM = 'With no CRM connected the answer is 409 crm-not-connected (decided: the spec asks for a connection-required error, not an empty list), whose remediation says to connect a CRM in the app.';
+const NO_CRM = 'With no CRM connected for the website (no connection, and no deals, companies or contacts imported) the answer is 409 crm-not-connected (decided: the spec asks for a connection-required error, not an empty list), whose remediation says to connect a CRM in the app or import deals with `sightline import deals`; an import counts as a connection.';
+
+const DEAL_ATTRIBUTION = 'first_touch and last_touch are the earliest and the latest session, at or before the deal was created, of the people whose email is on one of the deal\'s CRM contacts (every device of a person, through the identity graph); for people with no browsing history they come from the touches stored with their imported contacts (attribution_basis says which, or why there are none). If attribution cannot be reached, the list is still answered: first_touch, last_touch, contact_ids and attribution_basis are null and meta.note says so.';
 
 export const crmPaths: Record<string, PathItemObject> = {
   '/deals': {
     get: operation({
       operationId: 'listDeals', tag: 'CRM', service: 'crm-sync', scope: 'deals:read', website: true,
       summary: 'Deals mirrored from the CRM',
-      description: `Deals with computed first-touch and last-touch attribution, most recently updated first. Every row has stage.normalized_bucket (open, won, lost, other); stage names are customer-chosen, so rely on the bucket. ${NO_CRM}`,
+      description: `Deals with computed first-touch and last-touch attribution, most recently updated first (ties by id), paged with an opaque cursor. Every row has stage.normalized_bucket (open, won, lost, other); stage names are customer-chosen, so rely on the bucket. ${DEAL_ATTRIBUTION} ${NO_CRM}`,
       parameters: [
         { name: 'stage_bucket', in: 'query', description: 'Only deals whose stage is in this bucket.', schema: enumOf(STAGE_BUCKETS), 'x-sightline-error-kind': 'invalid-request' },
-        { name: 'updated_since', in: 'query', description: 'Only deals updated at or after this time.', schema: { type: 'string', format: 'date-time' }, 'x-sightline-error-kind': 'invalid-request' },
+        { name: 'updated_since', in: 'query', description: 'Only deals updated (in the CRM) at or after this time.', schema: { type: 'string', format: 'date-time' }, 'x-sightline-error-kind': 'invalid-request' },
         cursorParam,
         limitParam(LIMITS.deals, 'deals'),
         totalCountParam,
       ],
-      ok: { description: 'Deals, meta and next_cursor.', schema: listOf(ref('Deal'), true) },
+      ok: { description: 'Deals, meta and next_cursor.', schema: ref('DealsResponse') },
       errors: ['crm-not-connected'],
     }),
   },
@@ -29,8 +31,8 @@ export const crmPaths: Record<string, PathItemObject> = {
     get: operation({
       operationId: 'listPipelines', tag: 'CRM', service: 'crm-sync', scope: 'deals:read', website: true,
       summary: 'Pipelines and their stage vocabulary',
-      description: `Each pipeline with its stages in order and each stage's normalized bucket: the stage vocabulary the workspace uses (valid values of the stages parameter). ${NO_CRM}`,
-      ok: { description: 'Pipelines.', schema: listOf(ref('Pipeline'), false) },
+      description: `Each pipeline with its stages in order and each stage's normalized bucket. meta.stage_vocabulary lists the stage keys this CRM data gives to the stages parameter of /metrics and /paths: deal_created, deal_won, deal_lost, and every contact lifecycle stage in use, keyed as stages= expects ("Marketing Qualified Lead" → marketing_qualified_lead). Stages set on contacts through the API (status, lifecycle_stage_raw) are also accepted there without appearing here. ${NO_CRM}`,
+      ok: { description: 'Pipelines, and meta.stage_vocabulary.', schema: ref('PipelinesResponse') },
       errors: ['crm-not-connected'],
     }),
   },
@@ -38,9 +40,9 @@ export const crmPaths: Record<string, PathItemObject> = {
     get: operation({
       operationId: 'listCompanies', tag: 'CRM', service: 'crm-sync', scope: 'deals:read', website: true,
       summary: 'Companies mirrored from the CRM',
-      description: `Companies (accounts), most recently updated first. ${NO_CRM}`,
+      description: `Companies (accounts), most recently updated first (ties by id), paged with an opaque cursor. people_count is the number of CRM contacts of the company in the mirror. /accounts answers identically. ${NO_CRM}`,
       parameters: [
-        { name: 'domain', in: 'query', description: 'Only the company with this domain.', schema: { type: 'string', minLength: 1, maxLength: 253 }, 'x-sightline-error-kind': 'invalid-request' },
+        { name: 'domain', in: 'query', description: 'Only companies with this domain (case-insensitive; a leading www. is ignored on both sides).', schema: { type: 'string', minLength: 1, maxLength: 253 }, 'x-sightline-error-kind': 'invalid-request' },
         cursorParam,
         limitParam(LIMITS.companies, 'companies'),
         totalCountParam,

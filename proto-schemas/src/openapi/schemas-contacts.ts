@@ -78,8 +78,31 @@ export const contactSchemas: Record<string, Schema> = {
           additionalProperties: true,
         },
       },
+      writeback: {
+        type: 'array',
+        description: 'Where the write-back of the latest outcome change stands at each destination: the connected CRM, and the Google Ads / Meta offline conversion uploads (only those the change concerned). One entry per destination, latest request first wins; empty until a change was written through PATCH. Updated asynchronously: the PATCH answer still shows the previous state.',
+        items: {
+          type: 'object',
+          required: ['target', 'status', 'detail', 'attempts', 'request_id', 'requested_at', 'updated_at'],
+          properties: {
+            target: enumOf(['crm', 'google_ads', 'meta_ads'], 'crm: the website\'s connected CRM; google_ads / meta_ads: offline conversion upload.'),
+            status: enumOf(
+              ['pending', 'done', 'failed', 'dead', 'skipped'],
+              'pending: queued; done: written; failed: the last attempt failed and another is scheduled (next_attempt_at); dead: given up (an operator can retry it); skipped: deliberately not written, `detail` says why (for example "no CRM connected").',
+            ),
+            detail: { ...nullable(str), description: 'What was written, the last error, or why it was skipped.' },
+            attempts: { type: 'integer', minimum: 0 },
+            external_id: { ...nullable(str), description: 'The destination\'s id of what was written (the CRM record id), when known.' },
+            next_attempt_at: nullable(dateTime),
+            request_id: { type: 'string', format: 'uuid' },
+            requested_at: { ...dateTime, description: 'When the outcome change was made.' },
+            updated_at: dateTime,
+          },
+          additionalProperties: true,
+        },
+      },
     },
-    required: ['deals', 'value_history'],
+    required: ['deals', 'value_history', 'writeback'],
     additionalProperties: true,
   },
   ContactPatch: {

@@ -24,6 +24,14 @@ export const REVENUE_EVENTS = [
 
 export const STAGE_BUCKETS = ['open', 'won', 'lost', 'other'] as const;
 
+/** What a deal's first/last touch were computed from, or why it has none (GET /deals attribution_basis). */
+export const DEAL_ATTRIBUTION_BASES = ['sessions', 'stored_touches', 'no_touch_before_deal', 'no_matching_contact', 'no_contacts'] as const;
+
+/** The stage key of a free-text stage or status name: "Sales Qualified Lead" → sales_qualified_lead. */
+export function stageKey(value: string): string {
+  return value.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').replace(/^(\d)/, 's_$1');
+}
+
 /** Examples of milestone stages; each workspace's full vocabulary is served by GET /pipelines. */
 export const EXAMPLE_STAGES = [
   'deal_created', 'deal_won', 'mql', 'trial_started', 'trial_converted', 'subscription_started',

@@ -4,14 +4,14 @@
 // every analytics read: /metrics, /paths, /attribution/coverage, /products, /ads/performance and
 // the contact, company and deal journeys. Where each endpoint lives: README.md.
 import { join } from 'node:path';
-import { defineModule, type ClickHouseStore, type MessageHandler, type ServiceModule } from '@sightline/kit';
-import type { ApiResponse } from '@sightline/proto-schemas';
+import { defineModule, type ClickHouseStore, type MessageHandler, type RpcHandler, type ServiceModule } from '@sightline/kit';
 import { adsConsumers } from './ads/ads.consumers';
 import { adsRpcHandlers } from './ads/ads.rpc';
 import { attributionConsumers } from './consumers';
 import { ConversionsRepo } from './conversions.repo';
 import { coverageRpcHandlers } from './coverage/coverage.rpc';
 import { crmJourneyConsumers, crmJourneyRpcHandlers } from './crm-journeys/crm-journeys';
+import { dealTouchesRpcHandlers } from './deal-touches/deal-touches.rpc';
 import { IdentityMergesRepo } from './identity-merges.repo';
 import { journeyRpcHandlers } from './journeys.rpc';
 import { metricsRpcHandlers } from './metrics/metrics.rpc';
@@ -24,7 +24,8 @@ import { TouchesRepo } from './touches.repo';
 
 export interface AttributionHandlers {
   consumers: Record<string, MessageHandler>;
-  rpc: Record<string, (raw: unknown) => Promise<ApiResponse<unknown>>>;
+  /** Public operations reply an ApiResponse; internal methods (attribution.getDealTouches) their own shape. */
+  rpc: Record<string, RpcHandler>;
 }
 
 /** Every consumer and RPC handler of the module over one ClickHouse store. */
@@ -46,6 +47,7 @@ export function attributionHandlers(ch: ClickHouseStore): AttributionHandlers {
       ...coverageRpcHandlers(ch),
       ...productsRpcHandlers(ch),
       ...adsRpcHandlers(ch),
+      ...dealTouchesRpcHandlers(ch),
     },
   };
 }

@@ -3,6 +3,7 @@
 // phone, names, free-form properties and notes) is never stored in the feed.
 
 import type { Envelope } from '@sightline/proto-schemas';
+import { dealChangeData, dealOccurredAt, isDealChange } from './deal-change';
 
 export type ObjectType = 'contact' | 'deal' | 'funnel' | 'automation';
 
@@ -121,7 +122,8 @@ export function changeFromEnvelope(envelope: Envelope): NewChange | null {
     source: envelope.source,
     object_type: object.object_type,
     object_id: object.object_id,
-    occurred_at: envelope.occurred_at,
-    data: subset(payload, skip, true),
+    // Deal changes have a shape of their own (deal-change.ts); the rest keep a filtered subset.
+    occurred_at: isDealChange(envelope.type) ? dealOccurredAt(payload, envelope.occurred_at) : envelope.occurred_at,
+    data: isDealChange(envelope.type) ? dealChangeData(payload) : subset(payload, skip, true),
   };
 }

@@ -1,12 +1,13 @@
 // Bus consumers that fill the ledger. Delivery is at least once: a conversion is filed once by its
-// id, a merge and an attribution are upserts, so a redelivery changes nothing.
-import type { Envelope, MessageHandler } from '@sightline/kit';
-import type { ConversionAttributedV1, ConversionCreatedV1, IdentityMergedV1 } from '@sightline/proto-schemas';
+// id, a merge, an attribution and a write-back status are upserts, so a redelivery changes nothing.
+import type { Envelope, MessageHandler, SqlExecutor } from '@sightline/kit';
+import type { ConversionAttributedV1, ConversionCreatedV1, IdentityMergedV1, OutcomeWritebackUpdatedV1 } from '@sightline/proto-schemas';
 import type { ContactsRepo } from './contacts.repo';
+import { recordWritebackStatus } from './writeback-status';
 
-export const CONSUMED_TYPES = ['conversion.created', 'conversion.attributed', 'identity.merged'] as const;
+export const CONSUMED_TYPES = ['conversion.created', 'conversion.attributed', 'identity.merged', 'outcome.writeback_updated'] as const;
 
-export function contactsConsumers(repo: ContactsRepo): Record<(typeof CONSUMED_TYPES)[number], MessageHandler> {
+export function contactsConsumers(repo: ContactsRepo, sql: SqlExecutor): Record<(typeof CONSUMED_TYPES)[number], MessageHandler> {
   return {
     'conversion.created': async (envelope: Envelope): Promise<void> => {
       // The envelope source (tracker, api:<key_id>, ingest) is who recorded the opening value.
@@ -19,6 +20,9 @@ export function contactsConsumers(repo: ContactsRepo): Record<(typeof CONSUMED_T
     'identity.merged': async (envelope: Envelope): Promise<void> => {
       const merge = envelope.payload as IdentityMergedV1;
       await repo.applyMerge(merge.workspace_id, merge.from_identity_id, merge.into_identity_id);
+    },
+    'outcome.writeback_updated': async (envelope: Envelope): Promise<void> => {
+      await recordWritebackStatus(sql, envelope.payload as OutcomeWritebackUpdatedV1);
     },
   };
 }

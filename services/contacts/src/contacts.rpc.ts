@@ -17,6 +17,7 @@ import { outcomeOf, type ContactRow, type ContactsRepo, type HistoryRow, type Li
 import { diffPatch, groupChanges, parsePatch } from './patch';
 import { maskPersonal, PII_NOTE, PII_SCOPE } from './pii';
 import { resolveWindow } from './window';
+import { presentWriteback, writebackStatuses } from './writeback-status';
 
 export interface ContactsRpcDeps {
   sql: SqlStore;
@@ -88,12 +89,14 @@ export function contactsRpcHandlers(deps: ContactsRpcDeps): Record<RpcMethodsOf<
 
   const detail = async (row: ContactRow, piiIncluded: boolean, db: Parameters<ContactsRepo['history']>[1] = sql) => {
     const history = await repo.history(row.id, db);
+    const writeback = await writebackStatuses(db, row.id);
     const base = present(row);
     return {
       ...(piiIncluded ? base : maskPersonal(base)),
       // Deal links arrive with crm-sync; until then a contact is on no deal.
       deals: [] as unknown[],
       value_history: history.map(presentHistory),
+      writeback: writeback.map(presentWriteback),
     };
   };
 

@@ -23,7 +23,7 @@ export function createContactsModule(options: ContactsModuleOptions = {}): Servi
       const outbox: Outbox = createOutbox(sql, ctx.bus, ctx.logger, options.outbox);
       return {
         rpc: contactsRpcHandlers({ sql, repo, outbox, cursorSecret: ctx.settings.cursorSecret }),
-        consumers: contactsConsumers(repo),
+        consumers: contactsConsumers(repo, sql),
         schedules: [{ name: 'contacts-idempotency-expiry', cron: '17 * * * *', run: () => repo.deleteExpiredReplies() }],
         adminRoutes(router) {
           // Operators see (and may hold) the outbox: e.g. to drain a broker without losing changes.

@@ -7,7 +7,7 @@
 // - a touch is in the journey when conversion_time - lookback <= started_at <= conversion_time.
 // - touches are ordered by (started_at, session_id); one row per session_id.
 
-/** Fields of a journey touch, in tuple order (ClickHouse tuple index = position + 1). */
+/** Fields a journey touch can carry (a query asks only for those it reads: narrow tuples are fast). */
 export const TOUCH_FIELDS = [
   'started_at', 'session_id', 'channel', 'source', 'medium', 'campaign', 'term', 'content', 'referrer_domain',
   'landing_page', 'device_type', 'browser', 'operating_system', 'country', 'region', 'city', 'is_paid', 'ad_platform',
@@ -15,9 +15,28 @@ export const TOUCH_FIELDS = [
 
 export type TouchField = (typeof TOUCH_FIELDS)[number];
 
-/** `x.N` for a touch field, where x is a touch tuple. */
+/** A field of a touch tuple (tuples are named, so any subset of fields reads the same way). */
 export function touchField(tuple: string, field: TouchField): string {
-  return `${tuple}.${TOUCH_FIELDS.indexOf(field) + 1}`;
+  return `tupleElement(${tuple}, '${field}')`;
+}
+
+/** The touch fields an SQL text reads through touchField (so the journey carries only those). */
+export function touchFieldsIn(sql: string): TouchField[] {
+  return TOUCH_FIELDS.filter((f) => sql.includes(`'${f}')`));
+}
+
+const ALWAYS: readonly TouchField[] = ['started_at', 'session_id'];
+
+function tupleFields(fields: readonly TouchField[] | undefined): TouchField[] {
+  const wanted = new Set<TouchField>([...ALWAYS, ...(fields ?? TOUCH_FIELDS)]);
+  return TOUCH_FIELDS.filter((f) => wanted.has(f));
+}
+
+const fieldType = (f: TouchField): string => (f === 'started_at' ? "DateTime64(3, 'UTC')" : f === 'is_paid' ? 'UInt8' : 'String');
+
+/** The named tuple type of touches carrying `fields`. */
+function tupleType(fields: readonly TouchField[]): string {
+  return `Tuple(${fields.map((f) => `${f} ${fieldType(f)}`).join(', ')})`;
 }
 
 /** The label every touch field takes for an outcome with no touch at all. */
@@ -30,6 +49,8 @@ export const ROOTS_SQL = `(SELECT identity_id, argMax(root_id, version) AS root_
 export interface OutcomeScan {
   /** conversions (tracked and imported) or milestones (CRM and lifecycle stages). */
   source: 'conversions' | 'milestones';
+  /** Touch fields the journey carries besides started_at and session_id; default all. */
+  fields?: readonly TouchField[];
   /** SQL conditions on the outcome row (columns of outcomeColumns), parameterised by the caller. */
   where?: string[];
 }
@@ -79,11 +100,12 @@ export function outcomesSql(scan: OutcomeScan): string {
     WHERE 1${where}`;
 }
 
-// Plain String/UInt8 element types (not LowCardinality), so UNATTRIBUTED_TOUCH has the same type.
-const TOUCH_TUPLE = `tuple(${TOUCH_FIELDS.map((f) => (f === 'started_at' ? 't.started_at' : f === 'is_paid' ? 'toUInt8(t.is_paid)' : `toString(t.${f})`)).join(', ')})`;
-
 /** The one touch of an outcome with no journey: every label Unattributed, not paid. */
-export const UNATTRIBUTED_TOUCH = `tuple(${TOUCH_FIELDS.map((f) => (f === 'started_at' ? "toDateTime64(0, 3, 'UTC')" : f === 'is_paid' ? 'toUInt8(0)' : f === 'session_id' ? "''" : `'${UNATTRIBUTED}'`)).join(', ')})`;
+export function unattributedTouch(fields?: readonly TouchField[]): string {
+  const list = tupleFields(fields);
+  const value = (f: TouchField): string => (f === 'started_at' ? "toDateTime64(0, 3, 'UTC')" : f === 'is_paid' ? 'toUInt8(0)' : f === 'session_id' ? "''" : `'${UNATTRIBUTED}'`);
+  return `CAST(tuple(${list.map(value).join(', ')}) AS ${tupleType(list)})`;
+}
 
 /**
  * Outcomes with their journeys: outcomesSql's columns plus `journey` (array of touch tuples,
@@ -91,24 +113,31 @@ export const UNATTRIBUTED_TOUCH = `tuple(${TOUCH_FIELDS.map((f) => (f === 'start
  * website up to the outcome, inside the lookback or not). Params as outcomesSql plus lookback_days.
  */
 export function outcomeJourneysSql(scan: OutcomeScan): string {
+  const fields = tupleFields(scan.fields);
+  const columns = (f: TouchField): string => (f === 'started_at' ? 'min(s.started_at)' : f === 'session_id' ? 's.session_id' : f === 'is_paid' ? 'toUInt8(any(s.is_paid))' : `toString(any(s.${f}))`);
+  const started = touchField('x', 'started_at');
   return `WITH outcomes AS (${outcomesSql(scan)}),
   person_touches AS (
-    SELECT person, arraySort(x -> (x.1, x.2), groupArray(${TOUCH_TUPLE})) AS touches
+    SELECT person, arraySort(x -> (${started}, ${touchField('x', 'session_id')}), groupArray(touch)) AS touches
       FROM (
-        SELECT if(r.root_id = '', s.identity_id, r.root_id) AS person, s.*
+        -- One touch per (person, session): rows of a session under several merged identity ids combine.
+        SELECT person, CAST(tuple(${fields.map(columns).join(', ')}) AS ${tupleType(fields)}) AS touch
           FROM (
-            SELECT * FROM touches
-             WHERE website_id = {website:UUID} AND started_at >= {scan_from:DateTime64(3, 'UTC')} AND started_at < {to:DateTime64(3, 'UTC')}
+            SELECT if(r.root_id = '', s.identity_id, r.root_id) AS person, s.*
+              FROM (
+                SELECT identity_id, ${fields.join(', ')} FROM touches
+                 WHERE website_id = {website:UUID} AND started_at >= {scan_from:DateTime64(3, 'UTC')} AND started_at < {to:DateTime64(3, 'UTC')}
+              ) AS s
+              LEFT JOIN ${ROOTS_SQL} AS r ON r.identity_id = s.identity_id
           ) AS s
-          LEFT JOIN ${ROOTS_SQL} AS r ON r.identity_id = s.identity_id
-         ORDER BY session_id LIMIT 1 BY session_id
-      ) AS t
-     WHERE person IN (SELECT person FROM outcomes)
+         WHERE person IN (SELECT person FROM outcomes)
+         GROUP BY person, s.session_id
+      )
      GROUP BY person
   )
   SELECT o.*,
-         arrayFilter(x -> x.1 <= o.occurred_at AND x.1 >= o.occurred_at - toIntervalDay({lookback_days:UInt32}), p.touches) AS journey,
-         arrayExists(x -> x.1 <= o.occurred_at, p.touches) AS has_sessions
+         arrayFilter(x -> ${started} <= o.occurred_at AND ${started} >= o.occurred_at - toIntervalDay({lookback_days:UInt32}), p.touches) AS journey,
+         arrayExists(x -> ${started} <= o.occurred_at, p.touches) AS has_sessions
     FROM outcomes AS o
     LEFT JOIN person_touches AS p ON p.person = o.person`;
 }

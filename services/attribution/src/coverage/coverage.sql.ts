@@ -58,7 +58,7 @@ export function coverageSql(): string {
                NOT j.has_visitor, 'no_visitor',
                'no_sessions'
              ) AS bucket
-        FROM (${outcomeJourneysSql({ source: 'conversions', where: ['value > 0'] })}) AS j
+        FROM (${outcomeJourneysSql({ source: 'conversions', where: ['value > 0'], fields: [] })}) AS j
         LEFT JOIN by_person AS p ON p.person = j.person
         LEFT JOIN by_email AS e ON e.email = lower(trim(j.email))
     )

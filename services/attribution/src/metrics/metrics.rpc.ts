@@ -44,6 +44,13 @@ export function metricsRpcHandlers(ch: ClickHouseStore) {
   };
 }
 
+/** The traffic figures the requested metrics (and the inputs of ratios) read. */
+function trafficFigures(q: MetricsQuery): string[] {
+  const names = new Set<string>(q.metrics);
+  for (const m of q.metrics) for (const input of INPUTS[m] ?? []) names.add(input);
+  return ['visitors', 'sessions', 'pageviews', 'events'].filter((f) => names.has(f));
+}
+
 /** The families the requested metrics (and the inputs of ratios) need. */
 function familiesOf(q: MetricsQuery): Set<MetricFamily> {
   const names = new Set<MetricName>(q.metrics);
@@ -61,51 +68,71 @@ function baseParams(ctx: AnalyticsContext<unknown>): Record<string, unknown> {
   };
 }
 
-async function run(ch: ClickHouseStore, family: FamilySql, params: Record<string, unknown>): Promise<Group[]> {
-  const rows = await ch.query<Record<string, unknown>>(`${family.sql}\nLIMIT ${MAX_GROUPS}`, { ...params, ...family.params });
-  return rows.map((row) => {
+/** Bit mask grouping() gives rows of `set`: a bit per key (first key highest), set when aggregated away. */
+function maskOf(keys: readonly string[], set: readonly string[]): number {
+  return keys.reduce((mask, key, i) => (set.includes(key) ? mask : mask | (1 << (keys.length - 1 - i))), 0);
+}
+
+/** Runs a family query; rows are split by grouping set (index into `sets`), keys outside the set dropped. */
+async function run(ch: ClickHouseStore, family: FamilySql, params: Record<string, unknown>, sets: readonly (readonly string[])[]): Promise<Group[][]> {
+  const rows = await ch.query<Record<string, unknown>>(`${family.sql}\nLIMIT ${MAX_GROUPS * sets.length}`, { ...params, ...family.params });
+  const out: Group[][] = sets.map(() => []);
+  const setByMask = new Map(sets.map((set, i) => [maskOf(family.keys, set), i]));
+  for (const row of rows) {
+    const index = sets.length > 1 ? setByMask.get(Number(row['g_mask'])) : 0;
+    if (index === undefined) continue;
+    const set = sets[index] as readonly string[];
     const keys: Record<string, string> = {};
     const figures: Figures = {};
     for (const [name, value] of Object.entries(row)) {
-      if (family.keys.includes(name)) keys[name] = String(value);
-      else figures[name] = Number(value);
+      if (name === 'g_mask') continue;
+      if (family.keys.includes(name)) {
+        if (set.includes(name)) keys[name] = String(value);
+      } else {
+        figures[name] = Number(value);
+      }
     }
-    return { keys, figures };
-  });
+    out[index]?.push({ keys, figures });
+  }
+  return out;
 }
 
-/** Runs every needed family for one grouping and merges their figures by key. */
-async function gather(ch: ClickHouseStore, ctx: AnalyticsContext<unknown>, q: MetricsQuery, families: Set<MetricFamily>, grouped: boolean, daily: boolean): Promise<Map<string, Group>> {
-  const dims = grouped ? q.groupBy : [];
+/**
+ * Runs every needed family once for all the grouping sets asked for (`sets`: subsets of the key
+ * names k_date, k0..k3) and merges the families' figures by key, one map per set.
+ */
+async function gather(ch: ClickHouseStore, ctx: AnalyticsContext<unknown>, q: MetricsQuery, families: Set<MetricFamily>, sets: readonly (readonly string[])[]): Promise<Map<string, Group>[]> {
+  const daily = sets.some((set) => set.includes('k_date'));
+  const dims = sets.some((set) => set.some((k) => k !== 'k_date')) ? q.groupBy : [];
   const params = baseParams(ctx);
-  const jobs: Promise<Group[]>[] = [];
-  if (families.has('traffic')) jobs.push(run(ch, trafficSql(q, dims, daily), params));
-  if (families.has('credit')) jobs.push(run(ch, creditSql(q, dims, daily), params));
+  const jobs: Promise<Group[][]>[] = [];
+  if (families.has('traffic')) jobs.push(run(ch, trafficSql(q, dims, daily, trafficFigures(q), sets), params, sets));
+  if (families.has('credit')) jobs.push(run(ch, creditSql(q, dims, daily, sets), params, sets));
   if (families.has('customer') || (families.has('spend') && q.metrics.some((m) => m === 'cac' || m === 'ltv_cac'))) {
-    jobs.push(run(ch, customerSql(q, dims), { ...params, from: HISTORY_START, win_from: ctx.from, scan_from: HISTORY_START }));
+    jobs.push(run(ch, customerSql(q, dims, sets), { ...params, from: HISTORY_START, win_from: ctx.from, scan_from: HISTORY_START }, sets));
   }
-  const merged = new Map<string, Group>();
-  const add = (group: Group): void => {
+  const merged = sets.map(() => new Map<string, Group>());
+  const add = (index: number, group: Group): void => {
+    const map = merged[index] as Map<string, Group>;
     const key = JSON.stringify(group.keys);
-    const existing = merged.get(key);
+    const existing = map.get(key);
     if (existing) Object.assign(existing.figures, group.figures);
-    else merged.set(key, { keys: group.keys, figures: { ...group.figures } });
+    else map.set(key, { keys: group.keys, figures: { ...group.figures } });
   };
-  for (const groups of await Promise.all(jobs)) groups.forEach(add);
+  for (const perSet of await Promise.all(jobs)) perSet.forEach((groups, i) => groups.forEach((g) => add(i, g)));
   if (families.has('spend')) {
-    const by = grouped && (q.groupBy[0] === 'platform' || q.groupBy[0] === 'ad_campaign') ? q.groupBy[0] : null;
+    const by = q.groupBy[0] === 'platform' || q.groupBy[0] === 'ad_campaign' ? q.groupBy[0] : null;
     const spend = await spendBy(ch, { websiteId: ctx.website.id, from: ctx.from, to: ctx.to, by: by ?? 'platform', timezone: ctx.website.timezone });
-    if (by) {
-      for (const [label, s] of spend) add({ keys: { k0: label }, figures: { spend: s.spend, impressions: s.impressions, clicks: s.clicks } });
-    } else {
-      const total = { spend: 0, impressions: 0, clicks: 0 };
-      for (const s of spend.values()) {
-        total.spend += s.spend;
-        total.impressions += s.impressions;
-        total.clicks += s.clicks;
-      }
-      add({ keys: {}, figures: total });
+    const total = { spend: 0, impressions: 0, clicks: 0 };
+    for (const s of spend.values()) {
+      total.spend += s.spend;
+      total.impressions += s.impressions;
+      total.clicks += s.clicks;
     }
+    sets.forEach((set, i) => {
+      if (set.length === 0) add(i, { keys: {}, figures: total });
+      else if (by && set.length === 1 && set[0] === 'k0') for (const [label, s] of spend) add(i, { keys: { k0: label }, figures: { spend: s.spend, impressions: s.impressions, clicks: s.clicks } });
+    });
   }
   return merged;
 }
@@ -190,14 +217,17 @@ async function metricsAnswer(ch: ClickHouseStore, ctx: AnalyticsContext<MetricsR
   const definitions = metricsDefinitions(q);
 
   if (!grouped && !q.daily) {
-    const total = (await gather(ch, ctx, q, families, false, false)).get('{}') ?? { keys: {}, figures: {} };
+    const total = (await gather(ch, ctx, q, families, [[]]))[0]?.get('{}') ?? { keys: {}, figures: {} };
     return { data: [metricsOf(q, total.figures)], meta: metaOf(ctx, { row_count: 1, truncated: false, definitions }) };
   }
 
-  const [groupsMap, totalsMap] = await Promise.all([
-    grouped ? gather(ch, ctx, q, families, true, false) : Promise.resolve(new Map<string, Group>()),
-    gather(ch, ctx, q, families, false, false),
-  ]);
+  // One pass per family: the rows (by day when daily), the groups over the window, the totals.
+  const dimKeys = q.groupBy.map((_, i) => `k${i}`);
+  const sets: string[][] = q.daily ? [['k_date', ...dimKeys], ...(grouped ? [dimKeys] : []), []] : [dimKeys, []];
+  const results = await gather(ch, ctx, q, families, sets);
+  const dailyMap = q.daily ? (results[0] as Map<string, Group>) : new Map<string, Group>();
+  const groupsMap = grouped ? (results[q.daily ? 1 : 0] as Map<string, Group>) : new Map<string, Group>();
+  const totalsMap = results[results.length - 1] as Map<string, Group>;
   const totals = metricsOf(q, (totalsMap.get('{}') ?? { figures: {} }).figures);
   const groups = [...groupsMap.values()];
   const primary = q.models[0] as string;
@@ -229,7 +259,7 @@ async function metricsAnswer(ch: ClickHouseStore, ctx: AnalyticsContext<MetricsR
   if (!q.daily) {
     data = kept.map((g) => ({ ...keysOf(q, g.keys), ...metricsOf(q, g.figures, hiddenByGroup.get(JSON.stringify(g.keys))) }));
   } else {
-    const daily = [...(await gather(ch, ctx, q, families, grouped, true)).values()];
+    const daily = [...dailyMap.values()];
     if (grouped) {
       const rank = new Map(kept.map((g, i) => [JSON.stringify(g.keys), i]));
       const withoutDate = (g: Group): string => { const { k_date: _date, ...rest } = g.keys; return JSON.stringify(rest); };
@@ -261,7 +291,7 @@ function daysOf(ctx: AnalyticsContext<unknown>): string[] {
 
 async function cohortAnswer(ch: ClickHouseStore, ctx: AnalyticsContext<MetricsRawQuery>, q: MetricsQuery): Promise<MetricsBody> {
   const params = { ...baseParams(ctx), from: HISTORY_START, to: new Date(), win_from: ctx.from, win_to: ctx.to };
-  const groups = await run(ch, cohortSql(), params);
+  const [groups = []] = await run(ch, cohortSql(), params, [['k0', 'k_period']]);
   const truncated = groups.length > q.limit;
   const data = groups.slice(0, q.limit).map((g) => {
     const row: MetricsRow = { cohort: g.keys['k0'] as string, period_index: Number(g.keys['k_period']) };

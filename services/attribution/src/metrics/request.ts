@@ -146,6 +146,9 @@ export function readMetricsQuery(q: MetricsRawQuery): MetricsQuery {
     if (bad.length > 0) throw unsupported(`group_by=cohort answers cohort_mrr and customers, not ${bad.join(', ')}.`, 'Ask for metrics=cohort_mrr,customers with group_by=cohort.');
     if (q.granularity === 'day') throw unsupported('A retention curve is monthly by construction; granularity=day does not apply.', 'Drop granularity with group_by=cohort.');
   }
+  if (q.granularity === 'day' && families.has('customer')) {
+    throw unsupported('Customer metrics look at every payment of the window\'s customers; they have no daily series.', 'Drop granularity=day, or ask for customer metrics in a separate request.');
+  }
   const usesResolution = groupBy.includes('resolution') || filters.some((f) => f.dimension === 'resolution');
   if (usesResolution && [...families].some((f) => f !== 'credit')) {
     throw unsupported('resolution splits credited outcomes by why they had no journey; it applies to conversions, revenue, influenced_conversions, unique_converters and milestones only.', 'Ask for credited metrics alone with resolution.');

@@ -4,7 +4,7 @@
 // with the same email.
 import { createHash } from 'node:crypto';
 import { coalesce, type ClickHouseStore, type Envelope, type MessageHandler } from '@sightline/kit';
-import type { MilestoneReachedV1, StageChangedV1 } from '@sightline/proto-schemas';
+import { stageKey, type MilestoneReachedV1, type StageChangedV1 } from '@sightline/proto-schemas';
 
 interface MilestoneRow {
   milestone_id: string;
@@ -19,11 +19,6 @@ interface MilestoneRow {
   company_id: string;
   amount: number | null;
   currency: string;
-}
-
-/** A stage key from a free-text value: "Sales Qualified Lead" → sales_qualified_lead. */
-export function stageKey(value: string): string {
-  return value.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').replace(/^(\d)/, 's_$1');
 }
 
 export function milestonesConsumers(ch: ClickHouseStore): Record<string, MessageHandler> {

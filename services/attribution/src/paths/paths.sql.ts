@@ -36,7 +36,7 @@ export function pathsSql(scan: OutcomeScan, step: PathStepName): string {
                length(labels) > {max_touches:UInt32}, arrayPushBack(arraySlice(labels, 1, {max_touches:UInt32}), {marker:String}),
                labels
              ) AS path
-        FROM (${outcomeJourneysSql(scan)})
+        FROM (${outcomeJourneysSql({ ...scan, fields: [step] })})
     )
    GROUP BY path
    ORDER BY outcomes DESC, revenue DESC, path ASC

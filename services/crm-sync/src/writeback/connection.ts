@@ -1,0 +1,82 @@
+// Where a website's write-backs go: its CRM connection (the `connections` row the sync keeps,
+// credentials sealed by connections/credentials.ts) and its ad-platform accounts
+// (`ad_destinations`, sealed with the same box, bound to website and platform). The only SQL that
+// opens credentials for a write-back.
+import type { SqlExecutor } from '@sightline/kit';
+import type { CredentialsBox } from '../connections/credentials';
+import type { Credentials } from '../connectors/connector';
+
+export type AdPlatform = 'google_ads' | 'meta_ads';
+export const AD_PLATFORMS: readonly AdPlatform[] = ['google_ads', 'meta_ads'];
+
+export interface CrmConnection {
+  id: string;
+  provider: string;
+  credentials: Credentials;
+}
+
+export interface AdDestinationRow {
+  platform: AdPlatform;
+  workspace_id: string;
+  settings: unknown;
+}
+
+/** The website's active CRM connection (provider only: no credentials are opened). */
+export async function connectedProvider(sql: SqlExecutor, websiteId: string): Promise<string | null> {
+  const result = await sql.query<{ provider: string }>(
+    `SELECT provider FROM connections WHERE website_id::text = $1 AND status = 'active' ORDER BY created_at DESC LIMIT 1`,
+    [websiteId],
+  );
+  return result.rows[0]?.provider ?? null;
+}
+
+/** The website's active CRM connection with its credentials opened, or null when none is connected. */
+export async function loadConnection(sql: SqlExecutor, websiteId: string, box: CredentialsBox): Promise<CrmConnection | null> {
+  const result = await sql.query<{ id: string; provider: string; credentials: Buffer | Uint8Array }>(
+    `SELECT id::text AS id, provider, credentials FROM connections WHERE website_id::text = $1 AND status = 'active'
+     ORDER BY created_at DESC LIMIT 1`,
+    [websiteId],
+  );
+  const row = result.rows[0];
+  if (!row) return null;
+  return { id: row.id, provider: row.provider, credentials: box.open(row.id, Buffer.from(row.credentials)) };
+}
+
+/** The website's active ad-platform accounts (settings only). */
+export async function adDestinations(sql: SqlExecutor, websiteId: string): Promise<AdDestinationRow[]> {
+  const result = await sql.query<AdDestinationRow>(
+    `SELECT platform, workspace_id, settings FROM ad_destinations WHERE website_id = $1 AND status = 'active' ORDER BY platform`,
+    [websiteId],
+  );
+  return result.rows;
+}
+
+/** What an ad account's sealed credentials are bound to (a sealed value moved to another row does not open). */
+export const adDestinationKey = (websiteId: string, platform: AdPlatform): string => `ad-destination:${websiteId}:${platform}`;
+
+/** The provider's contact id the CRM push should write: the record written last time, else the mirror's match by email. */
+export async function knownCrmRecord(sql: SqlExecutor, websiteId: string, provider: string, conversionId: string, email: string | null): Promise<string | null> {
+  const written = await sql.query<{ external_id: string }>(
+    `SELECT external_id FROM writebacks WHERE conversion_id = $1::uuid AND target = 'crm' AND provider = $2 AND status = 'done' AND external_id IS NOT NULL
+     ORDER BY updated_at DESC LIMIT 1`,
+    [conversionId, provider],
+  );
+  if (written.rows[0]) return written.rows[0].external_id;
+  if (!email) return null;
+  const mirrored = await sql.query<{ crm_id: string }>(
+    `SELECT crm_id FROM crm_contacts WHERE website_id::text = $1 AND provider = $2 AND lower(email) = lower($3) ORDER BY updated_at DESC LIMIT 1`,
+    [websiteId, provider, email.trim()],
+  );
+  return mirrored.rows[0]?.crm_id ?? null;
+}
+
+/** One account's credentials, opened for an upload; null when it was removed meanwhile. */
+export async function adCredentials(sql: SqlExecutor, websiteId: string, platform: AdPlatform, box: CredentialsBox): Promise<{ settings: unknown; credentials: Credentials } | null> {
+  const result = await sql.query<{ settings: unknown; credentials: Buffer | Uint8Array }>(
+    `SELECT settings, credentials FROM ad_destinations WHERE website_id = $1 AND platform = $2 AND status = 'active'`,
+    [websiteId, platform],
+  );
+  const row = result.rows[0];
+  if (!row) return null;
+  return { settings: row.settings, credentials: box.open(adDestinationKey(websiteId, platform), Buffer.from(row.credentials)) };
+}

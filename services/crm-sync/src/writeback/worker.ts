@@ -1,0 +1,184 @@
+// Works the queue: claims due rows with a lease, makes the call (CRM push through the website's
+// connector, or the ad platform's upload), and records the result with its status message in one
+// transaction. Retryable failures (429, 5xx, network, timeouts) come back after an exponential
+// backoff that honours the destination's Retry-After; after max_attempts, or at once for a
+// permanent error, the row is dead: the dead-letter state an operator can retry from.
+import type { Outbox, SqlStore } from '@sightline/kit';
+import type { OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
+import type { Logger } from 'pino';
+import type { CredentialsBox } from '../connections/credentials';
+import { ProviderError, type Connector, type Credentials } from '../connectors/connector';
+import type { CrmSyncOptions } from '../deps';
+import { retryDelayMs, type RetryPolicy } from './backoff';
+import { adCredentials, knownCrmRecord, loadConnection, type AdPlatform } from './connection';
+import { SettingsError, type UploadResult } from './conversion';
+import { GOOGLE_ADS_URL, parseGoogleAdsSettings, uploadClickConversions, type GoogleUploadBody } from './google-ads';
+import { META_GRAPH_URL, parseMetaAdsSettings, sendServerEvents, type MetaEventsBody } from './meta-ads';
+import { statusMessage } from './status';
+import { claimDue, rememberValues, updateRow, type RowUpdate, type WritebackRow } from './store';
+
+export type ConnectorLookup = (provider: string, options: CrmSyncOptions) => Connector | null;
+
+export interface WorkerDeps {
+  sql: SqlStore;
+  outbox: Outbox;
+  logger: Logger;
+  options: CrmSyncOptions;
+  box: CredentialsBox;
+  connectorFor: ConnectorLookup;
+  policy: RetryPolicy;
+  now: () => Date;
+  /** How long a claimed row stays reserved for its worker. */
+  leaseMs: number;
+  batchSize: number;
+  /** Deadline of one call to a CRM or ad platform. */
+  callTimeoutMs: number;
+}
+
+export interface Worker {
+  /** Works every due row (again, if called while running); resolves with how many were processed. */
+  runDue(): Promise<number>;
+  /** runDue in the background (after a request was queued). */
+  kick(): void;
+  /** Waits for the round in flight. */
+  stop(): Promise<void>;
+}
+
+/** What one attempt came to, before it is recorded. */
+type Attempt =
+  | { kind: 'written'; result: UploadResult; crmProvider?: string }
+  | { kind: 'skipped'; detail: string }
+  | { kind: 'dead'; detail: string };
+
+const PLATFORM_URLS: Record<AdPlatform, string> = { google_ads: GOOGLE_ADS_URL, meta_ads: META_GRAPH_URL };
+const PLATFORM_NAMES: Record<AdPlatform, string> = { google_ads: 'Google Ads', meta_ads: 'Meta' };
+
+export function createWorker(deps: WorkerDeps): Worker {
+  let round: Promise<number> | null = null;
+  let again = false;
+  let stopped = false;
+
+  const loop = async (): Promise<number> => {
+    let processed = 0;
+    do {
+      again = false;
+      for (;;) {
+        if (stopped) return processed;
+        const now = deps.now();
+        const rows = await claimDue(deps.sql, now, new Date(now.getTime() + deps.leaseMs), deps.batchSize);
+        for (const row of rows) {
+          await processRow(deps, row);
+          processed += 1;
+        }
+        if (rows.length < deps.batchSize) break;
+      }
+    } while (again);
+    return processed;
+  };
+
+  const runDue = (): Promise<number> => {
+    if (round) {
+      again = true;
+      return round;
+    }
+    round = loop().finally(() => {
+      round = null;
+    });
+    return round;
+  };
+
+  return {
+    runDue,
+    kick() {
+      runDue().catch((error: unknown) => deps.logger.error({ err: error }, 'write-back: queue round failed'));
+    },
+    async stop() {
+      stopped = true;
+      await round?.catch(() => undefined);
+    },
+  };
+}
+
+async function processRow(deps: WorkerDeps, row: WritebackRow): Promise<void> {
+  let update: RowUpdate;
+  let crmProvider: string | null = null;
+  try {
+    const attempt = row.target === 'crm' ? await pushToCrm(deps, row) : await uploadToAdPlatform(deps, row, row.target);
+    if (attempt.kind === 'written') {
+      update = { status: 'done', detail: attempt.result.detail, externalId: attempt.result.externalId, attempted: true };
+      crmProvider = attempt.crmProvider ?? null;
+    } else if (attempt.kind === 'skipped') {
+      update = { status: 'skipped', detail: attempt.detail, attempted: false };
+    } else {
+      update = { status: 'dead', error: attempt.detail, detail: attempt.detail, attempted: false };
+    }
+  } catch (error) {
+    update = failure(deps, row, error);
+  }
+  const now = deps.now();
+  await deps.sql.transaction(async (tx) => {
+    const updated = await updateRow(tx, row.id, update, now);
+    if (crmProvider !== null) {
+      // What the CRM now holds: a sync bringing these values back is recognised as an echo.
+      const request = row.payload as OutcomeWritebackRequestedV1;
+      const key = { websiteId: row.website_id, provider: crmProvider, conversionId: row.conversion_id };
+      await rememberValues(tx, key, request.changes.map((c) => ({ field: c.field, value: c.new_value })), 'crm-sync:writeback', now);
+    }
+    await deps.outbox.add(tx, statusMessage(updated));
+  });
+  deps.outbox.wake();
+  if (update.status === 'dead') deps.logger.warn({ writeback: row.id, target: row.target, error: update.error }, 'write-back: dead');
+}
+
+/** A thrown failure: retried with backoff while attempts remain and it is retryable, else dead. */
+function failure(deps: WorkerDeps, row: WritebackRow, error: unknown): RowUpdate {
+  const message = describe(error, deps.callTimeoutMs);
+  const retryable = error instanceof ProviderError ? error.retryable : !(error instanceof SettingsError);
+  const attempts = row.attempts + 1;
+  if (!retryable) return { status: 'dead', error: message, detail: `permanent error: ${message}`, attempted: true };
+  if (attempts >= row.max_attempts) return { status: 'dead', error: message, detail: `gave up after ${attempts} attempts: ${message}`, attempted: true };
+  const asked = error instanceof ProviderError ? error.retryAfterMs : null;
+  return { status: 'failed', error: message, nextAttemptAt: new Date(deps.now().getTime() + retryDelayMs(deps.policy, attempts, asked)) };
+}
+
+function describe(error: unknown, timeoutMs: number): string {
+  if (error instanceof ProviderError) return error.message;
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) return `no answer within ${timeoutMs} ms`;
+  if (error instanceof Error) {
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+    return `${error.message}${cause}`;
+  }
+  return String(error);
+}
+
+/** Opening stored credentials can only fail for good (wrong key, damaged row): never retried. */
+function opened<T>(load: () => Promise<T>): Promise<T> {
+  return load().catch((error: unknown) => {
+    throw new ProviderError(`cannot open the stored credentials: ${error instanceof Error ? error.message : String(error)}`, null, false);
+  });
+}
+
+async function pushToCrm(deps: WorkerDeps, row: WritebackRow): Promise<Attempt> {
+  const connection = await opened(() => loadConnection(deps.sql, row.website_id, deps.box));
+  if (connection === null) return { kind: 'skipped', detail: 'no CRM connected (the connection was removed)' };
+  const connector = deps.connectorFor(connection.provider, deps.options);
+  if (connector === null) return { kind: 'dead', detail: `no write-back connector for provider "${connection.provider}"` };
+  const request = row.payload as OutcomeWritebackRequestedV1;
+  const crmId = await knownCrmRecord(deps.sql, row.website_id, connection.provider, row.conversion_id, request.email);
+  const result = await connector.push(connection.credentials, request, AbortSignal.timeout(deps.callTimeoutMs), crmId === null ? undefined : { crm_id: crmId });
+  const fields = Object.keys(result.fields);
+  const detail = `written to ${connection.provider} record ${result.crm_id}${fields.length > 0 ? `: ${fields.join(', ')}` : ''}`;
+  return { kind: 'written', result: { detail, externalId: result.crm_id }, crmProvider: connection.provider };
+}
+
+async function uploadToAdPlatform(deps: WorkerDeps, row: WritebackRow, platform: AdPlatform): Promise<Attempt> {
+  const account = await opened(() => adCredentials(deps.sql, row.website_id, platform, deps.box));
+  if (account === null) return { kind: 'skipped', detail: `no ${PLATFORM_NAMES[platform]} account configured (it was removed)` };
+  const baseUrl = deps.options.adPlatformUrls?.[platform] ?? PLATFORM_URLS[platform];
+  const signal = AbortSignal.timeout(deps.callTimeoutMs);
+  const credentials: Credentials = account.credentials;
+  const result = platform === 'google_ads'
+    ? await uploadClickConversions(baseUrl, credentials, parseGoogleAdsSettings(account.settings), row.payload as GoogleUploadBody, signal, deps.now())
+    : await sendServerEvents(baseUrl, credentials, parseMetaAdsSettings(account.settings), row.payload as MetaEventsBody, signal, deps.now());
+  return { kind: 'written', result };
+}

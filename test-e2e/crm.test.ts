@@ -1,0 +1,4 @@
+import { describeCrm } from './crm.suite';
+
+// Embedded profile: PGlite, chDB, in-memory KV, in-process bus.
+describeCrm('embedded drivers', async () => ({ env: {}, cleanup: async () => undefined }));
