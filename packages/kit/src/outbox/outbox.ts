@@ -31,6 +31,8 @@ export interface OutboxOptions {
 export interface Outbox {
   /** Records a message inside the caller's transaction; returns its envelope id. */
   add<P>(tx: SqlExecutor, message: OutboxMessage<P>): Promise<string>;
+  /** Records several messages in one statement inside the caller's transaction; returns their ids. */
+  addMany(tx: SqlExecutor, messages: readonly OutboxMessage[]): Promise<string[]>;
   /** Asks the relay to look now (call after the transaction committed). */
   wake(): void;
   /** Starts the relay loop. */
@@ -164,8 +166,9 @@ export function createOutbox(sql: SqlStore, bus: Bus, logger: Logger, options: O
     }
   };
 
-  return {
-    async add<P>(tx: SqlExecutor, message: OutboxMessage<P>): Promise<string> {
+  const addMany = async (tx: SqlExecutor, messages: readonly OutboxMessage[]): Promise<string[]> => {
+    if (messages.length === 0) return [];
+    const rows = messages.map((message) => {
       const id = message.id ?? randomUUID();
       const envelope = JSON.parse(JSON.stringify({
         id,
@@ -179,13 +182,24 @@ export function createOutbox(sql: SqlStore, bus: Bus, logger: Logger, options: O
       })) as Parameters<MessageValidator['validateEnvelope']>[0];
       const problem = validator.validateEnvelope(envelope);
       if (problem !== null) throw new InvalidMessageError(`outbox: message ${message.type} is invalid: ${problem}`);
-      await tx.query(
-        `INSERT INTO outbox (message_id, type, payload, source, workspace_id, website_id, created_at)
-         VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7)`,
-        [id, message.type, JSON.stringify(envelope.payload), message.source, envelope.workspace_id, envelope.website_id, new Date(envelope.occurred_at)],
-      );
-      return id;
+      return { id, type: message.type, payload: JSON.stringify(envelope.payload), source: message.source, workspace_id: envelope.workspace_id, website_id: envelope.website_id, created_at: envelope.occurred_at };
+    });
+    await tx.query(
+      `INSERT INTO outbox (message_id, type, payload, source, workspace_id, website_id, created_at)
+       SELECT id, type, payload::jsonb, source, workspace_id, website_id, created_at
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
+           AS m(id, type, payload, source, workspace_id, website_id, created_at)`,
+      [rows.map((r) => r.id), rows.map((r) => r.type), rows.map((r) => r.payload), rows.map((r) => r.source), rows.map((r) => r.workspace_id), rows.map((r) => r.website_id), rows.map((r) => r.created_at)],
+    );
+    return rows.map((r) => r.id);
+  };
+
+  return {
+    async add<P>(tx: SqlExecutor, message: OutboxMessage<P>): Promise<string> {
+      const [id] = await addMany(tx, [message]);
+      return id as string;
     },
+    addMany,
     wake,
     start(): void {
       if (running) return;
