@@ -204,6 +204,8 @@ export const MESSAGE_EXAMPLES: { [T in MessageType]: Required<MessagePayloads[T]
     company_id: null,
     amount: 12000,
     currency: 'EUR',
+    stage_raw: null,
+    subject: 'deal',
   },
   'crm.members_synced': {
     website_id: WEBSITE.id,

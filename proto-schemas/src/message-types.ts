@@ -300,6 +300,10 @@ export interface MilestoneReachedV1 {
   company_id?: string | null;
   amount?: number | null;
   currency?: string | null;
+  /** The stage as the CRM names it (before stageKey); absent for the deal milestones Sightline names. */
+  stage_raw?: string | null;
+  /** What reached the stage: a CRM contact's lifecycle stage, or a deal. */
+  subject?: 'contact' | 'deal' | null;
 }
 
 export interface CrmMemberV1 {

@@ -1,13 +1,15 @@
 // Bus consumers that fill the ledger. Delivery is at least once: a conversion is filed once by its
-// id, a merge, an attribution and a write-back status are upserts, so a redelivery changes nothing.
-import type { Envelope, MessageHandler, SqlExecutor } from '@sightline/kit';
+// id, a merge, an attribution and a write-back status are upserts, and a CRM lifecycle stage the
+// rows already hold changes nothing, so a redelivery changes nothing.
+import type { Envelope, MessageHandler, Outbox, SqlStore } from '@sightline/kit';
 import type { ConversionAttributedV1, ConversionCreatedV1, IdentityMergedV1, OutcomeWritebackUpdatedV1 } from '@sightline/proto-schemas';
 import type { ContactsRepo } from './contacts.repo';
+import { crmStageConsumer } from './crm-stage';
 import { recordWritebackStatus } from './writeback-status';
 
-export const CONSUMED_TYPES = ['conversion.created', 'conversion.attributed', 'identity.merged', 'outcome.writeback_updated'] as const;
+export const CONSUMED_TYPES = ['conversion.created', 'conversion.attributed', 'identity.merged', 'outcome.writeback_updated', 'milestone.reached'] as const;
 
-export function contactsConsumers(repo: ContactsRepo, sql: SqlExecutor): Record<(typeof CONSUMED_TYPES)[number], MessageHandler> {
+export function contactsConsumers(repo: ContactsRepo, sql: SqlStore, outbox: Outbox): Record<(typeof CONSUMED_TYPES)[number], MessageHandler> {
   return {
     'conversion.created': async (envelope: Envelope): Promise<void> => {
       // The envelope source (tracker, api:<key_id>, ingest) is who recorded the opening value.
@@ -24,5 +26,7 @@ export function contactsConsumers(repo: ContactsRepo, sql: SqlExecutor): Record<
     'outcome.writeback_updated': async (envelope: Envelope): Promise<void> => {
       await recordWritebackStatus(sql, envelope.payload as OutcomeWritebackUpdatedV1);
     },
+    // A CRM contact's lifecycle stage (subject "contact"): lifecycle_stage_raw of the conversions with its email.
+    'milestone.reached': crmStageConsumer(sql, repo, outbox),
   };
 }

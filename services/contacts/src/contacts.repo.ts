@@ -207,6 +207,19 @@ export class ContactsRepo {
     return result.rows[0] ?? null;
   }
 
+  /**
+   * Every row of the website whose email is one of `emails` (given lower-cased), locked for the
+   * caller's transaction in id order, so writers that overlap take the locks in the same order.
+   */
+  async lockByEmails(tx: SqlExecutor, websiteId: string, emails: readonly string[]): Promise<ContactRow[]> {
+    if (emails.length === 0) return [];
+    const result = await tx.query<ContactRow>(
+      `${SELECT_CONTACT} WHERE c.website_id = $1 AND lower(c.email) = ANY($2::text[]) ORDER BY c.id FOR UPDATE OF c`,
+      [websiteId, [...emails]],
+    );
+    return result.rows;
+  }
+
   async history(id: string, db: SqlExecutor = this.sql): Promise<HistoryRow[]> {
     const result = await db.query<HistoryRow>(
       'SELECT field, old_value, new_value, reason, source, changed_at FROM value_history WHERE contact_id = $1::uuid ORDER BY id',

@@ -2,19 +2,12 @@
 // its value history, and the outcome PATCH. A PATCH writes the ledger, the value history, the
 // idempotency record and the outbox messages in one transaction, so a crash or a broker outage
 // can neither half-apply it nor lose the change it announces.
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { CursorCodec, ProblemError, type Outbox, type RpcHandler, type SqlStore } from '@sightline/kit';
-import type {
-  ApiRequest,
-  ApiResponse,
-  ConversionUpdatedV1,
-  ConversionValueChangedV1,
-  OutcomeWritebackRequestedV1,
-  RpcMethodsOf,
-  StageChangedV1,
-} from '@sightline/proto-schemas';
+import type { ApiRequest, ApiResponse, RpcMethodsOf } from '@sightline/proto-schemas';
 import { outcomeOf, type ContactRow, type ContactsRepo, type HistoryRow, type ListFilters, type Position } from './contacts.repo';
-import { diffPatch, groupChanges, parsePatch } from './patch';
+import { writeOutcome } from './outcome-write';
+import { diffPatch, parsePatch } from './patch';
 import { maskPersonal, PII_NOTE, PII_SCOPE } from './pii';
 import { resolveWindow } from './window';
 import { presentWriteback, writebackStatuses } from './writeback-status';
@@ -205,57 +198,8 @@ export function contactsRpcHandlers(deps: ContactsRpcDeps): Record<RpcMethodsOf<
         // Nothing changes: nothing is written, not even the idempotency record.
         if (changes.length === 0) return { status: 200, body: { data: await detail(row, piiIncluded, tx), meta: metaOf(request, piiIncluded) } };
 
-        await repo.applyChanges(tx, id, changes);
-        await repo.insertHistory(tx, id, changes, API_REASON, source);
-        const updated = await repo.get(website.id, id, tx);
-        if (!updated) throw new Error('contact vanished inside its own transaction');
-        const changedAt = updated.updated_at.toISOString();
-        const base = { conversion_id: id, website_id: website.id, workspace_id: request.workspace.id, identity_id: updated.identity_id, changed_at: changedAt };
-        const envelope = { source, workspace_id: request.workspace.id, website_id: website.id, occurred_at: changedAt };
-        const outcome = outcomeOf(updated);
-        const groups = groupChanges(changes);
-        if (groups.value.length > 0) {
-          const payload: ConversionValueChangedV1 = {
-            ...base,
-            conversion_occurred_at: updated.occurred_at.toISOString(),
-            sales_value: outcome.sales_value as number | null,
-            quote_value: outcome.quote_value as number | null,
-            currency: outcome.currency as string | null,
-            changes: groups.value as ConversionValueChangedV1['changes'],
-          };
-          await outbox.add(tx, { ...envelope, type: 'conversion.value_changed', payload });
-        }
-        if (groups.stage.length > 0) {
-          const payload: StageChangedV1 = { ...base, subject: 'contact', changes: groups.stage as StageChangedV1['changes'] };
-          await outbox.add(tx, { ...envelope, type: 'stage.changed', payload });
-        }
-        if (groups.descriptive.length > 0) {
-          const payload: ConversionUpdatedV1 = { ...base, changes: groups.descriptive as ConversionUpdatedV1['changes'] };
-          await outbox.add(tx, { ...envelope, type: 'conversion.updated', payload });
-        }
-        const writeback: OutcomeWritebackRequestedV1 = {
-          request_id: randomUUID(),
-          conversion_id: id,
-          website_id: website.id,
-          workspace_id: request.workspace.id,
-          identity_id: updated.identity_id,
-          email: updated.email,
-          click_ids: updated.click_ids,
-          event_name: updated.event_name,
-          conversion_occurred_at: updated.occurred_at.toISOString(),
-          changes,
-          current: {
-            status: outcome.status as string | null,
-            sales_value: outcome.sales_value as number | null,
-            quote_value: outcome.quote_value as number | null,
-            currency: outcome.currency as string | null,
-            lead_status_raw: outcome.lead_status_raw as string | null,
-            lifecycle_stage_raw: outcome.lifecycle_stage_raw as string | null,
-            is_spam: outcome.is_spam as boolean,
-          },
-          requested_by: source,
-        };
-        await outbox.add(tx, { ...envelope, type: 'outcome.writeback_requested', payload: writeback });
+        const { updated, messages } = await writeOutcome(tx, repo, { row, changes, reason: API_REASON, source });
+        await outbox.addMany(tx, messages);
 
         const result: ApiResponse = { status: 200, body: { data: await detail(updated, piiIncluded, tx), meta: metaOf(request, piiIncluded) } };
         if (key !== null) await repo.storeReply(tx, request.workspace.id, key, { request_hash: requestHash, status: result.status, response: result.body });

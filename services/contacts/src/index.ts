@@ -3,6 +3,7 @@
 // GET/PATCH /contacts (and the /conversions aliases), and announces every outcome change through
 // a transactional outbox: conversion.value_changed (which attribution will consume to restate
 // revenue), stage.changed, conversion.updated, and outcome.writeback_requested for crm-sync.
+// CRM lifecycle stages (milestone.reached from crm-sync) are written to the ledger the same way.
 import { join } from 'node:path';
 import { createOutbox, defineModule, type Outbox, type OutboxOptions, type ServiceModule } from '@sightline/kit';
 import { ContactsRepo } from './contacts.repo';
@@ -23,7 +24,7 @@ export function createContactsModule(options: ContactsModuleOptions = {}): Servi
       const outbox: Outbox = createOutbox(sql, ctx.bus, ctx.logger, options.outbox);
       return {
         rpc: contactsRpcHandlers({ sql, repo, outbox, cursorSecret: ctx.settings.cursorSecret }),
-        consumers: contactsConsumers(repo, sql),
+        consumers: contactsConsumers(repo, sql, outbox),
         schedules: [{ name: 'contacts-idempotency-expiry', cron: '17 * * * *', run: () => repo.deleteExpiredReplies() }],
         adminRoutes(router) {
           // Operators see (and may hold) the outbox: e.g. to drain a broker without losing changes.

@@ -133,6 +133,7 @@ async function applyContacts(tx: SqlExecutor, scope: MirrorScope, contacts: CrmC
         milestone_id: `${scope.provider}:contact:${c.crm_id}:${stage}`, website_id: scope.websiteId, workspace_id: scope.workspaceId,
         stage, occurred_at: c.updated_at, identity_id: null, conversion_id: null, email,
         deal_id: null, company_id: c.company_crm_id ? companyId(scope, c.company_crm_id) : null, amount: null, currency: null,
+        stage_raw: c.lifecycle_stage, subject: 'contact',
       }));
     }
   }
@@ -217,7 +218,7 @@ async function applyDeals(tx: SqlExecutor, scope: MirrorScope, deals: CrmDeal[],
     const milestone = (stage: string, at: string): OutboxMessage<MilestoneReachedV1> => message(scope, 'milestone.reached', {
       milestone_id: `${scope.provider}:deal:${d.crm_id}:${stage}`, website_id: scope.websiteId, workspace_id: scope.workspaceId, stage, occurred_at: at,
       identity_id: null, conversion_id: null, email: dealEmails[0] ?? null, deal_id: id, company_id: payload.company_id ?? null,
-      amount: d.amount, currency: d.currency,
+      amount: d.amount, currency: d.currency, subject: 'deal',
     });
     if (!old) {
       messages.push(message(scope, 'deal.created', payload));

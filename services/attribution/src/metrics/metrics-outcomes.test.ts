@@ -105,6 +105,14 @@ describe('GET /metrics outcomes (chDB)', () => {
     expect(body.meta.definitions['stages']).toMatch(/deal_won/);
     const first = await call(site, { metrics: ['milestones'], stages: ['deal_won', 'mql'], group_by: ['channel'], attribution: ['first_touch'] });
     expect(first.data[0]).toEqual({ channel: 'Paid Social', milestones: 2 });
+    // The same lifecycle stage echoed onto the contact by a CRM sync (stage.changed, source crm:...) is not a second milestone.
+    const stage = { ...MESSAGE_EXAMPLES['stage.changed'], conversion_id: randomUUID(), website_id: site.id, workspace_id: site.workspace_id, identity_id: a, changed_at: at(0) };
+    await fx.deliver('stage.changed', { ...stage, changes: [{ field: 'lifecycle_stage_raw', old_value: null, new_value: 'mql' }] }, site, 'crm:hubspot');
+    const again = await call(site, { metrics: ['milestones'], stages: ['mql'] });
+    expect(again.data).toEqual([{ milestones: 1 }]);
+    // Set through the API it is the contact's own milestone.
+    await fx.deliver('stage.changed', { ...stage, changes: [{ field: 'lifecycle_stage_raw', old_value: null, new_value: 'mql' }] }, site, 'api:k1');
+    expect((await call(site, { metrics: ['milestones'], stages: ['mql'] })).data).toEqual([{ milestones: 2 }]);
   });
 
   it('credits the touches of merged identities, and uses a written-back sales value as revenue', async () => {

@@ -31,11 +31,15 @@ export function milestonesConsumers(ch: ClickHouseStore): Record<string, Message
     'milestone.reached': coalesce({
       handle: (group) => store(group, group.map((e) => fromReached(e.payload as MilestoneReachedV1))),
     }),
+    // A stage a CRM sync or import set on contacts is already a milestone of its own
+    // (milestone.reached from crm-sync): only stages set through the API become milestones here.
     'stage.changed': coalesce({
-      handle: (group) => store(group, group.flatMap((e) => fromStageChanged(e.payload as StageChangedV1))),
+      handle: (group) => store(group, group.filter((e) => !fromCrm(e.source)).flatMap((e) => fromStageChanged(e.payload as StageChangedV1))),
     }),
   };
 }
+
+const fromCrm = (source: string): boolean => source.startsWith('crm:') || source === 'import';
 
 function fromReached(m: MilestoneReachedV1): MilestoneRow {
   return {

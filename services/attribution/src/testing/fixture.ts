@@ -21,8 +21,8 @@ export function newWebsite(o: Partial<FixtureWebsite> = {}): FixtureWebsite {
 
 export interface AttributionFixture {
   ch: ClickHouseStore;
-  /** Runs the consumer of `type` on one envelope carrying `payload`. */
-  deliver(type: string, payload: unknown, website: FixtureWebsite): Promise<void>;
+  /** Runs the consumer of `type` on one envelope carrying `payload` (envelope source `test` unless given). */
+  deliver(type: string, payload: unknown, website: FixtureWebsite, source?: string): Promise<void>;
   /** Calls an RPC method (`attribution.getMetrics`, ...) as the gateway would. */
   call<B = Record<string, unknown>>(method: string, website: FixtureWebsite, query?: Record<string, unknown>, params?: Record<string, string>): Promise<ApiResponse<B>>;
   close(): Promise<void>;
@@ -36,10 +36,10 @@ export async function openFixture(): Promise<AttributionFixture> {
   const { consumers, rpc } = attributionHandlers(ch);
   return {
     ch,
-    async deliver(type, payload, website) {
+    async deliver(type, payload, website, source = 'test') {
       const handler = consumers[type] as MessageHandler | undefined;
       if (!handler) throw new Error(`attribution does not consume ${type}`);
-      const envelope: Envelope = { id: randomUUID(), type, version: 1, occurred_at: new Date().toISOString(), workspace_id: website.workspace_id, website_id: website.id, source: 'test', payload };
+      const envelope: Envelope = { id: randomUUID(), type, version: 1, occurred_at: new Date().toISOString(), workspace_id: website.workspace_id, website_id: website.id, source, payload };
       await handler(envelope);
     },
     async call<B>(method: string, website: FixtureWebsite, query: Record<string, unknown> = {}, params: Record<string, string> = {}) {

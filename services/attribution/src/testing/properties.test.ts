@@ -13,7 +13,7 @@ import { gatewayQuery } from './oracle/harness/gateway-query';
 import { buildScenario, SCENARIO_START_MS, scenarioArb, tiedScenarioArb, type BuiltScenario, type Scenario } from './oracle/harness/scenario';
 import { batch, newWebsite, openFixture, type AttributionFixture } from './fixture';
 
-const NUM_RUNS = 15;
+const NUM_RUNS = 10;
 const FULL: OracleWindow = { fromMs: SCENARIO_START_MS - DAY_MS, toMs: SCENARIO_START_MS + 330 * DAY_MS };
 
 type Row = Record<string, unknown>;
@@ -81,7 +81,7 @@ describe('attribution invariants on generated scenarios', () => {
       }),
       { numRuns: NUM_RUNS },
     );
-  }, 180_000);
+  }, 300_000);
 
   it('adds grouped rows up to the ungrouped totals', async () => {
     const argsArb = fc.tuple(scenarioArb, fc.constantFrom(...TOUCH_DIMENSIONS), fc.subarray([...ATTRIBUTION_MODELS], { minLength: 1 }), windowArb);
@@ -102,7 +102,7 @@ describe('attribution invariants on generated scenarios', () => {
       }),
       { numRuns: NUM_RUNS },
     );
-  }, 180_000);
+  }, 300_000);
 
   it('adds path outcomes up to the conversions, and cuts paths at max_touches', async () => {
     const argsArb = fc.tuple(scenarioArb, fc.constantFrom(...TOUCH_DIMENSIONS), fc.integer({ min: 1, max: 10 }), windowArb);
@@ -124,7 +124,7 @@ describe('attribution invariants on generated scenarios', () => {
       }),
       { numRuns: NUM_RUNS },
     );
-  }, 180_000);
+  }, 300_000);
 
   /** The service's credit (all five models), paths, coverage and counts for one scenario and window equal the oracle's. */
   async function agreesWithOracle(s: Scenario, dimension: TouchDimension, w: OracleWindow): Promise<void> {
@@ -167,12 +167,12 @@ describe('attribution invariants on generated scenarios', () => {
       fc.asyncProperty(scenarioArb, fc.constantFrom(...TOUCH_DIMENSIONS), windowArb, agreesWithOracle),
       { numRuns: NUM_RUNS },
     );
-  }, 180_000);
+  }, 300_000);
 
   it("equals the oracle's credit and paths when touches start at the same instant", async () => {
     await fc.assert(
       fc.asyncProperty(tiedScenarioArb, fc.constant('channel' as const), fc.constant(FULL), agreesWithOracle),
       { numRuns: NUM_RUNS },
     );
-  }, 180_000);
+  }, 300_000);
 });
