@@ -123,7 +123,11 @@ export class DifferentialHarness {
     for (const batch of ws.batches()) {
       const device = batch.kind === 'collect' ? String(batch.body.aid) : `server:${randomUUID()}`;
       const previous = lastOfDevice.get(device) ?? Promise.resolve();
-      const sent: Promise<void> = previous.then(async () => void (accepted += await this.send(website, batch, spec.seed)));
+      // Await first, then add: `accepted += await ...` would read `accepted` before the await and lose concurrent counts.
+      const sent: Promise<void> = previous.then(async () => {
+        const n = await this.send(website, batch, spec.seed);
+        accepted += n;
+      });
       lastOfDevice.set(device, sent);
       inFlight.add(sent);
       void sent.finally(() => inFlight.delete(sent)).catch(() => undefined);
