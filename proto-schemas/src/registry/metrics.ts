@@ -41,7 +41,7 @@ const AD_SPEND: MetricRequirement = {
 
 export const METRICS: readonly MetricDefinition[] = [
   { name: 'visitors', kind: 'count', attributable: false, requires: null, unit: 'visitors',
-    description: 'Distinct visitors (devices merged into people through the identity graph) with at least one session in the window. Not summed across days in a time series.' },
+    description: 'Distinct visitors (devices merged into people through the identity graph) with at least one session that started in the window. Not summed across days in a time series.' },
   { name: 'sessions', kind: 'count', attributable: false, requires: null, unit: 'sessions',
     description: 'Sessions started in the window. A session ends after 30 minutes without activity or when campaign parameters change. With an event dimension (page, event_name, ...), the sessions with a matching event.' },
   { name: 'pageviews', kind: 'count', attributable: false, requires: null, unit: 'pageviews',

@@ -27,34 +27,54 @@ function grouping(keys: string[], sets: readonly (readonly string[])[] | undefin
   };
 }
 
-const TRAFFIC_FIGURES: Record<string, string> = {
-  visitors: "uniqExactIf(e.person, e.person != '' AND e.session_id != '') AS visitors",
+/** Figures over touch_events: each event once (by id); a visitor or session counts when the session started in the window. */
+const EVENT_FIGURES: Record<string, string> = {
+  visitors: "uniqExactIf(e.person, e.person != '' AND e.session_id != '' AND e.session_started_at >= {from:DateTime64(3, 'UTC')}) AS visitors",
   sessions: "uniqExactIf(e.session_id, e.session_id != '' AND e.session_started_at >= {from:DateTime64(3, 'UTC')}) AS sessions",
   pageviews: "uniqExactIf(e.event_id, e.event_type = 'pageview') AS pageviews",
   events: 'uniqExact(e.event_id) AS events',
 };
 
+/** The same visitors and sessions over `touches` (one row per session and identity: about a fifth of the rows). */
+const SESSION_FIGURES: Record<string, string> = {
+  visitors: "uniqExactIf(e.person, e.person != '') AS visitors",
+  sessions: 'uniqExact(e.session_id) AS sessions',
+};
+
+/** Columns `touches` has under the names touch_events uses (session attributes). */
+const SESSION_COLUMNS: ReadonlySet<string> = new Set([
+  'session_id', 'identity_id', 'channel', 'source', 'medium', 'campaign', 'term', 'content', 'referrer_domain', 'landing_page',
+  'device_type', 'browser', 'operating_system', 'country', 'region', 'city', 'is_paid', 'ad_platform',
+]);
+
+const columnsIn = (text: string): string[] => [...new Set([...text.matchAll(/\be\.([a-z_]+)/g)].map((m) => m[1] as string))].filter((c) => c !== 'person');
+
 /**
- * visitors, sessions, pageviews, events over touch_events (each event once, by event_id). Only the
- * figures asked for are computed and only the columns they read are scanned: a column store's
- * cost is the columns it reads.
+ * visitors, sessions, pageviews, events. Only the figures asked for are computed and only the
+ * columns they read are scanned (a column store's cost is the columns it reads); visitors and
+ * sessions by session attributes read the sessions (`touches`), anything needing events reads
+ * touch_events. Both count a session (and its person) when the session started in the window.
  */
 export function trafficSql(q: MetricsQuery, dims: readonly DimensionName[], daily: boolean, figures: readonly string[], sets?: readonly (readonly string[])[]): FamilySql {
-  const { select, names } = groupKeys(dims, 'traffic', daily ? DAY_OF('e.occurred_at') : null);
-  const groups = grouping(names, sets);
   const where = whereSql(q, 'traffic', 'e.is_paid');
-  const aggregates = figures.map((f) => TRAFFIC_FIGURES[f] as string);
+  const probe = groupKeys(dims, 'traffic', null);
+  const bySessions = figures.every((f) => f in SESSION_FIGURES)
+    && columnsIn([...probe.select, where.sql].join(' ')).every((c) => SESSION_COLUMNS.has(c));
+  const table = bySessions ? 'touches' : 'touch_events';
+  const time = bySessions ? 'started_at' : 'occurred_at';
+  const { select, names } = groupKeys(dims, 'traffic', daily ? DAY_OF(`e.${time}`) : null);
+  const groups = grouping(names, sets);
+  const aggregates = figures.map((f) => (bySessions ? SESSION_FIGURES : EVENT_FIGURES)[f] as string);
   const text = [...select, ...aggregates, where.sql].join(' ');
-  const columns = [...new Set([...text.matchAll(/\be\.([a-z_]+)/g)].map((m) => m[1] as string))].filter((c) => c !== 'person');
   const needsPerson = text.includes('e.person');
-  const scanned = [...new Set([...columns, ...(needsPerson ? ['identity_id'] : [])])];
-  const events = `SELECT ${scanned.length > 0 ? scanned.join(', ') : '1 AS one'} FROM touch_events
-       WHERE website_id = {website:UUID} AND occurred_at >= {from:DateTime64(3, 'UTC')} AND occurred_at < {to:DateTime64(3, 'UTC')}`;
+  const scanned = [...new Set([...columnsIn(text), ...(needsPerson ? ['identity_id'] : [])])];
+  const rows = `SELECT ${scanned.length > 0 ? scanned.join(', ') : '1 AS one'} FROM ${table}
+       WHERE website_id = {website:UUID} AND ${time} >= {from:DateTime64(3, 'UTC')} AND ${time} < {to:DateTime64(3, 'UTC')}`;
   const source = needsPerson
     ? `(SELECT ev.*, if(r.root_id = '', ev.identity_id, r.root_id) AS person
-         FROM (${events}) AS ev
+         FROM (${rows}) AS ev
          LEFT JOIN ${ROOTS_SQL} AS r ON r.identity_id = ev.identity_id)`
-    : `(${events})`;
+    : `(${rows})`;
   const sql = `SELECT ${[...select, ...groups.columns, ...aggregates].join(',\n  ')}
 FROM ${source} AS e
 WHERE ${where.sql}

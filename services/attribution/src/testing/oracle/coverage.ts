@@ -15,17 +15,17 @@ export interface CoverageRow {
 /**
  * - attributed: the conversion has a journey;
  * - imported_contact: imported from a system of record (origin import);
- * - predates_tracking: the relationship began (the earliest of the conversion's
- *   relationship_started_at and the person's first conversion, at any time) before the website's
- *   first tracked session; a website without sessions has no tracking start;
+ * - predates_tracking: the relationship began (the earliest time any of the person's conversions
+ *   occurred or states as its relationship start, at any time) before the website's first tracked
+ *   session; a website without sessions has no tracking start;
  * - no_visitor: the conversion carries no identity at all;
  * - no_sessions: a visitor is known but has no session in the lookback.
  */
 export function bucketOf(c: OracleConversion, d: OracleDataset, trackingStartMs: number | null): CoverageBucket {
   if (c.journey.length > 0) return 'attributed';
   if (c.origin === 'import') return 'imported_contact';
-  const firstConversionMs = Math.min(...d.conversions.filter((o) => o.person === c.person).map((o) => o.occurredMs));
-  const relationshipStartMs = Math.min(firstConversionMs, c.relationshipStartedMs ?? Infinity);
+  const mine = d.conversions.filter((o) => o.person === c.person);
+  const relationshipStartMs = Math.min(c.relationshipStartedMs ?? Infinity, ...mine.map((o) => Math.min(o.occurredMs, o.relationshipStartedMs ?? Infinity)));
   if (trackingStartMs !== null && relationshipStartMs < trackingStartMs) return 'predates_tracking';
   if (!c.hasIdentity) return 'no_visitor';
   return 'no_sessions';
