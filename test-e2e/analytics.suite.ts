@@ -12,6 +12,7 @@ import { createAttributionModule } from '@sightline/service-attribution';
 import { createGatewayModule } from '@sightline/service-gateway';
 import { createIngestModule } from '@sightline/service-ingest';
 import { adminOf } from './admin-client';
+import { sendVisit } from './collect-client';
 import type { DriverProfile } from './ingest.suite';
 
 type Json = Record<string, unknown>;
@@ -21,7 +22,6 @@ interface Reply {
   body: Json & { data: Row[]; meta: Json; totals?: Row };
 }
 
-const CHROME = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 const HOUR = 3_600_000;
 
 export function describeAnalytics(profileName: string, makeProfile: () => Promise<DriverProfile>): void {
@@ -72,23 +72,8 @@ export function describeAnalytics(profileName: string, makeProfile: () => Promis
         await new Promise((r) => setTimeout(r, 100));
       }
     };
-
-    let seq = 0;
     const visit = async (aid: string, minutesAgo: number, url: string, referrer: string | null): Promise<void> => {
-      const ts = now - minutesAgo * 60_000;
-      const response = await fetch(`${base}/collect`, {
-        method: 'POST',
-        headers: { 'content-type': 'text/plain', origin: 'https://shop.test', 'user-agent': CHROME, 'x-forwarded-for': '81.2.69.160' },
-        body: JSON.stringify({
-          site: publicId,
-          aid,
-          events: [0, 1].map((i) => ({
-            id: `30000000-0000-4000-8000-${String(++seq).padStart(12, '0')}`, type: 'pageview', name: null, ts: ts + i * 60_000,
-            url: i === 0 ? url : 'https://shop.test/pricing', referrer: i === 0 ? referrer : url, title: 'Shop', screen: '1440x900', props: {},
-          })),
-        }),
-      });
-      expect(response.status).toBe(202);
+      expect(await sendVisit(base, publicId, { aid, at: now - minutesAgo * 60_000, url, referrer })).toBe(202);
     };
 
     beforeAll(async () => {

@@ -1,4 +1,5 @@
+import { embeddedProfile } from './profiles';
 import { describeAnalytics } from './analytics.suite';
 
 // Embedded profile: PGlite, chDB, in-memory KV, in-process bus.
-describeAnalytics('embedded drivers', async () => ({ env: {}, cleanup: async () => undefined }));
+describeAnalytics('embedded drivers', embeddedProfile);

@@ -1,4 +1,5 @@
+import { embeddedProfile } from './profiles';
 import { describeChangefeed } from './changefeed.suite';
 
 // Embedded profile: PGlite, chDB, in-memory KV, in-process bus.
-describeChangefeed('embedded drivers', async () => ({ env: {}, cleanup: async () => undefined }));
+describeChangefeed('embedded drivers', embeddedProfile);

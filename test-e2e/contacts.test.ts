@@ -1,4 +1,5 @@
+import { embeddedProfile } from './profiles';
 import { describeContacts } from './contacts.suite';
 
 // Embedded profile: PGlite, chDB, in-memory KV, in-process bus.
-describeContacts('embedded drivers', async () => ({ env: {}, cleanup: async () => undefined }));
+describeContacts('embedded drivers', embeddedProfile);

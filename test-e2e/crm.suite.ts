@@ -16,6 +16,7 @@ import { createCrmSyncModule } from '@sightline/service-crm-sync';
 import { createGatewayModule } from '@sightline/service-gateway';
 import { createIngestModule } from '@sightline/service-ingest';
 import { adminOf } from './admin-client';
+import { sendVisit } from './collect-client';
 import type { DriverProfile } from './ingest.suite';
 
 type Json = Record<string, unknown>;
@@ -25,7 +26,6 @@ interface Reply {
   body: Json & { data: Row[]; meta: Json; next_cursor?: string; changes?: Row[] };
 }
 
-const CHROME = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 const MINUTE = 60_000;
 const SERVICES = ['gateway', 'ingest', 'attribution', 'crm-sync', 'changefeed'];
 
@@ -65,23 +65,8 @@ export function describeCrm(profileName: string, makeProfile: () => Promise<Driv
       const result = (await response.json()) as Json;
       expect({ kind, status: response.status, accepted: result['accepted'] }).toEqual({ kind, status: 200, accepted: rows.length });
     };
-
-    let seq = 0;
     const visit = async (aid: string, minutesAgo: number, url: string, referrer: string | null): Promise<void> => {
-      const ts = now - minutesAgo * MINUTE;
-      const response = await fetch(`${base}/collect`, {
-        method: 'POST',
-        headers: { 'content-type': 'text/plain', origin: 'https://shop.test', 'user-agent': CHROME, 'x-forwarded-for': '81.2.69.160' },
-        body: JSON.stringify({
-          site: publicId,
-          aid,
-          events: [0, 1].map((i) => ({
-            id: `40000000-0000-4000-8000-${String(++seq).padStart(12, '0')}`, type: 'pageview', name: null, ts: ts + i * MINUTE,
-            url: i === 0 ? url : 'https://shop.test/pricing', referrer: i === 0 ? referrer : url, title: 'Shop', screen: '1440x900', props: {},
-          })),
-        }),
-      });
-      expect(response.status).toBe(202);
+      expect(await sendVisit(base, publicId, { aid, at: now - minutesAgo * MINUTE, url, referrer })).toBe(202);
     };
     const dealsByCrmId = async (query = '', withKey = key): Promise<Record<string, Row>> => {
       const r = await get(`/v1/deals?limit=200${query}`, withKey);

@@ -1,4 +1,5 @@
+import { embeddedProfile } from './profiles';
 import { describeCrm } from './crm.suite';
 
 // Embedded profile: PGlite, chDB, in-memory KV, in-process bus.
-describeCrm('embedded drivers', async () => ({ env: {}, cleanup: async () => undefined }));
+describeCrm('embedded drivers', embeddedProfile);

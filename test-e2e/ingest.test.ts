@@ -1,4 +1,5 @@
+import { embeddedProfile } from './profiles';
 import { describeIngest } from './ingest.suite';
 
 // Embedded profile: PGlite, chDB, in-memory KV, in-process bus.
-describeIngest('embedded drivers', async () => ({ env: {}, cleanup: async () => undefined }));
+describeIngest('embedded drivers', embeddedProfile);

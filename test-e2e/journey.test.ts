@@ -11,8 +11,8 @@ import { createContactsModule } from '@sightline/service-contacts';
 import { createGatewayModule } from '@sightline/service-gateway';
 import { createIngestModule } from '@sightline/service-ingest';
 import { adminOf } from './admin-client';
+import { sendVisit } from './collect-client';
 
-const CHROME = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 
 describe('journeys of conversions sent by POST /v1/events (embedded)', () => {
   let proc: RunningProcess;
@@ -54,20 +54,8 @@ describe('journeys of conversions sent by POST /v1/events (embedded)', () => {
     await proc?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }, 60_000);
-
-  let seq = 0;
-  const visit = async (aid: string, minutesAgo: number, url: string, referrer: string | null) => {
-    const ts = Date.now() - minutesAgo * 60_000;
-    const response = await fetch(`${base}/collect`, {
-      method: 'POST',
-      headers: { 'content-type': 'text/plain', origin: 'https://shop.test', 'user-agent': CHROME, 'x-forwarded-for': '81.2.69.160' },
-      body: JSON.stringify({
-        site: publicId,
-        aid,
-        events: [0, 1].map((i) => ({ id: `20000000-0000-4000-8000-${String(++seq).padStart(12, '0')}`, type: 'pageview', name: null, ts: ts + i * 60_000, url: i === 0 ? url : 'https://shop.test/pricing', referrer: i === 0 ? referrer : url, title: 'Shop', screen: '1440x900', props: {} })),
-      }),
-    });
-    expect(response.status).toBe(202);
+  const visit = async (aid: string, minutesAgo: number, url: string, referrer: string | null): Promise<void> => {
+    expect(await sendVisit(base, publicId, { aid, at: Date.now() - minutesAgo * 60_000, url, referrer })).toBe(202);
   };
   const waitForConversion = async (match: (c: ConversionCreatedV1) => boolean) => {
     for (let i = 0; i < 300; i += 1) {

@@ -40,37 +40,13 @@ export class IdentityMergesRepo {
 
   /** The group an identity belongs to: a breadth-first walk over merge edges in both directions. */
   async groupOf(workspaceId: string, identityId: string): Promise<IdentityGroup> {
-    const members = new Set<string>([identityId]);
-    const mergedAway = new Set<string>();
-    let frontier = [identityId];
-    for (let step = 0; frontier.length > 0 && step < MAX_WALK_STEPS; step += 1) {
-      const edges = await this.ch.query<{ from_id: string; into_id: string }>(
-        `SELECT DISTINCT from_identity_id AS from_id, into_identity_id AS into_id
-           FROM identity_merges
-          WHERE workspace_id = {workspace:UUID}
-            AND (from_identity_id IN {ids:Array(String)} OR into_identity_id IN {ids:Array(String)})`,
-        { workspace: workspaceId, ids: frontier },
-      );
-      const next: string[] = [];
-      for (const edge of edges) {
-        mergedAway.add(edge.from_id);
-        for (const id of [edge.from_id, edge.into_id]) {
-          if (!members.has(id)) {
-            members.add(id);
-            next.push(id);
-          }
-        }
-      }
-      frontier = next;
-    }
-    const sorted = [...members].sort();
-    const canonical = sorted.find((id) => !mergedAway.has(id)) ?? identityId;
-    return { canonical, members: sorted };
+    return (await this.groupsOf(workspaceId, [identityId])).get(identityId) as IdentityGroup;
   }
 
   /**
-   * The groups of many identities at once (company and deal journeys): one walk whose frontier
-   * holds every id, so the query count follows the longest merge chain, not the number of ids.
+   * The groups of many identities at once: one breadth-first walk over merge edges in both
+   * directions whose frontier holds every id, so the query count follows the longest merge chain,
+   * not the number of ids.
    * Each given id maps to its group; ids of one group share the same object.
    */
   async groupsOf(workspaceId: string, identityIds: readonly string[]): Promise<Map<string, IdentityGroup>> {
