@@ -3,10 +3,10 @@
 // (names, list sizes, limit clamped); what is left are filters and rules across parameters.
 import { ProblemError } from '@sightline/kit';
 import {
-  ATTRIBUTION_MODEL_NAMES, DEFAULT_ATTRIBUTION_MODEL, DIMENSIONS, FILTER_DIMENSIONS, LIMITS, LIST_SEPARATOR, METRICS, OPERATORS,
+  DEFAULT_ATTRIBUTION_MODEL, DIMENSIONS, FILTER_DIMENSIONS, LIMITS, LIST_SEPARATOR, METRICS, OPERATORS,
   type AttributionModelName, type DimensionDefinition, type FilterDimension, type GroupByDimension, type MetricName, type OperatorName,
 } from '@sightline/proto-schemas';
-import { METRIC_FAMILY, type MetricFamily } from './families';
+import { METRIC_FAMILY } from './families';
 
 export interface MetricsRawQuery {
   period?: string;
@@ -42,7 +42,6 @@ export interface MetricsQuery {
   stages: string[];
   onlyPaid: boolean;
   limit: number;
-  families: Set<MetricFamily>;
 }
 
 const DIMENSION_BY_NAME = new Map<string, DimensionDefinition>(DIMENSIONS.map((d) => [d.name, d]));
@@ -52,7 +51,7 @@ function unsupported(detail: string, remediation: string): ProblemError {
   return new ProblemError('unsupported-combination', { detail, remediation });
 }
 
-export function parseFilter(raw: string): MetricFilter {
+function parseFilter(raw: string): MetricFilter {
   const first = raw.indexOf(':');
   const second = first < 0 ? -1 : raw.indexOf(':', first + 1);
   if (first < 0 || second < 0) {
@@ -165,14 +164,5 @@ export function readMetricsQuery(q: MetricsRawQuery): MetricsQuery {
     stages,
     onlyPaid: truthy(q.only_paid),
     limit: Math.min(q.limit ?? LIMITS.metrics.default, LIMITS.metrics.maximum),
-    families,
   };
 }
-
-/** Whether a filter applies to the touch or to the outcome (credited reads need to know). */
-export function filterScope(dimension: string): 'touch' | 'outcome' {
-  const entity = DIMENSION_BY_NAME.get(dimension)?.entity;
-  return entity === 'session' || entity === 'ad' ? 'touch' : 'outcome';
-}
-
-export const MODEL_NAMES: readonly string[] = ATTRIBUTION_MODEL_NAMES;
