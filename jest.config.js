@@ -11,10 +11,15 @@ module.exports = {
     '^(\\.{1,2}/.*)\\.js$': '$1',
     '^@sightline/proto-schemas$': '<rootDir>/proto-schemas/src/index.ts',
     '^@sightline/proto-schemas/(.*)$': '<rootDir>/proto-schemas/src/$1',
-    '^@sightline/(kit|cli|datagen|tracker|periods)$': '<rootDir>/packages/$1/src/index.ts',
-    '^@sightline/(kit|cli|datagen|tracker|periods)/(.*)$': '<rootDir>/packages/$1/src/$2',
+    // kit's shared test servers live beside its src/, outside the built package.
+    '^@sightline/kit/testing/(.*)$': '<rootDir>/packages/kit/testing/$1',
+    '^@sightline/(kit|cli|datagen|tracker|periods|client)$': '<rootDir>/packages/$1/src/index.ts',
+    '^@sightline/(kit|cli|datagen|tracker|periods|client)/(.*)$': '<rootDir>/packages/$1/src/$2',
     '^@sightline/service-(.*)$': '<rootDir>/services/$1/src/index.ts',
   },
   testTimeout: 60000,
+  // Every answer the test-e2e suites get from the public API is checked against the served OpenAPI
+  // document (the setup file does nothing for tests elsewhere).
+  setupFilesAfterEnv: ['<rootDir>/test-e2e/contract/setup.ts'],
   reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.js'],
 };

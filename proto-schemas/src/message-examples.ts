@@ -71,6 +71,23 @@ const CONVERSION = {
   changed_at: '2026-03-20T14:00:00.000Z',
 };
 
+const FUNNEL_CHANGE = {
+  funnel_id: '7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d',
+  website_id: WEBSITE.id,
+  workspace_id: WEBSITE.workspace_id,
+  name: 'Signup to paid',
+  changed_at: '2026-04-03T08:00:00.000Z',
+} as const;
+
+const AUTOMATION_CHANGE = {
+  automation_id: '8b9c0d1e-2f3a-4b4c-9d5e-6f7a8b9c0d1e',
+  website_id: WEBSITE.id,
+  workspace_id: WEBSITE.workspace_id,
+  name: 'New purchase to #sales',
+  status: 'active',
+  changed_at: '2026-04-03T08:00:00.000Z',
+} as const;
+
 export const MESSAGE_EXAMPLES: { [T in MessageType]: Required<MessagePayloads[T]> } = {
   'gateway.workspace_created': {
     workspace_id: '2f1d6c1e-8a55-4a53-9a3b-0b7f8e2f4d11',
@@ -122,6 +139,7 @@ export const MESSAGE_EXAMPLES: { [T in MessageType]: Required<MessagePayloads[T]
     workspace_id: WEBSITE.workspace_id,
     first_touch: { occurred_at: '2026-03-04T10:00:00.000Z', channel: 'Paid Search', source: 'google', medium: 'cpc', campaign: 'spring' },
     last_touch: { occurred_at: '2026-03-05T08:40:00.000Z', channel: 'Direct', source: null, medium: null, campaign: null },
+    touch_count: 3,
   },
   'conversion.value_changed': {
     ...CONVERSION,
@@ -252,5 +270,23 @@ export const MESSAGE_EXAMPLES: { [T in MessageType]: Required<MessagePayloads[T]
     old_stage_id: 'appointmentscheduled',
     old_stage_name: 'Appointment scheduled',
     old_bucket: 'open',
+  },
+  'funnel.created': { ...FUNNEL_CHANGE, fields: ['name', 'scope', 'step_order', 'window_days', 'filters', 'steps'] },
+  'funnel.updated': { ...FUNNEL_CHANGE, fields: ['steps'] },
+  'funnel.deleted': { ...FUNNEL_CHANGE, fields: [] },
+  'automation.created': { ...AUTOMATION_CHANGE, fields: ['name', 'template_id', 'status', 'spec'] },
+  'automation.updated': { ...AUTOMATION_CHANGE, status: 'paused', fields: ['status'] },
+  'automation.deleted': { ...AUTOMATION_CHANGE, fields: [] },
+  'automation.ran': {
+    automation_id: AUTOMATION_CHANGE.automation_id,
+    run_id: '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b',
+    website_id: WEBSITE.id,
+    workspace_id: WEBSITE.workspace_id,
+    name: AUTOMATION_CHANGE.name,
+    trigger: 'event',
+    test: false,
+    status: 'sent',
+    deliveries: 2,
+    ran_at: '2026-04-03T08:00:05.000Z',
   },
 };

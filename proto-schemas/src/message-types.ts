@@ -142,6 +142,8 @@ export interface ConversionAttributedV1 {
   workspace_id: string;
   first_touch: AttributedTouchV1 | null;
   last_touch: AttributedTouchV1 | null;
+  /** Touches in the journey; journeys only gain touches, so a larger count is a later computation. */
+  touch_count: number;
 }
 
 /** One changed field of a contact, with its value before and after. */
@@ -349,6 +351,44 @@ export interface DealStageChangedV1 extends DealCreatedV1 {
   old_bucket: StageBucket;
 }
 
+export type FunnelField = 'name' | 'scope' | 'step_order' | 'window_days' | 'filters' | 'steps';
+
+/** funnel.created / funnel.updated / funnel.deleted: a definition written through the API. */
+export interface FunnelChangeV1 {
+  funnel_id: string;
+  website_id: string;
+  workspace_id: string;
+  name: string;
+  fields: FunnelField[];
+  changed_at: string;
+}
+
+export type AutomationField = 'name' | 'template_id' | 'status' | 'spec';
+
+/** automation.created / automation.updated / automation.deleted. */
+export interface AutomationChangeV1 {
+  automation_id: string;
+  website_id: string;
+  workspace_id: string;
+  name: string;
+  status: 'active' | 'paused';
+  fields: AutomationField[];
+  changed_at: string;
+}
+
+export interface AutomationRanV1 {
+  automation_id: string;
+  run_id: string;
+  website_id: string;
+  workspace_id: string;
+  name: string;
+  trigger: 'event' | 'digest' | 'schedule' | 'threshold' | 'recovery' | 'manual';
+  test: boolean;
+  status: 'queued' | 'sent' | 'failed' | 'skipped';
+  deliveries: number;
+  ran_at: string;
+}
+
 /** Message type to the payload of its current version. */
 export interface MessagePayloads {
   'gateway.workspace_created': WorkspaceCreatedV1;
@@ -370,6 +410,13 @@ export interface MessagePayloads {
   'crm.members_synced': CrmMembersSyncedV1;
   'deal.created': DealCreatedV1;
   'deal.stage_changed': DealStageChangedV1;
+  'funnel.created': FunnelChangeV1;
+  'funnel.updated': FunnelChangeV1;
+  'funnel.deleted': FunnelChangeV1;
+  'automation.created': AutomationChangeV1;
+  'automation.updated': AutomationChangeV1;
+  'automation.deleted': AutomationChangeV1;
+  'automation.ran': AutomationRanV1;
 }
 
 export type MessageType = keyof MessagePayloads;

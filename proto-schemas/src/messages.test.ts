@@ -22,9 +22,13 @@ function payloadSchema(type: keyof typeof messageCatalog): { properties: Record<
 }
 
 describe('message catalog', () => {
-  it('covers the messages built so far', () => {
+  it('covers every message type', () => {
     expect(MESSAGE_TYPES.sort()).toEqual([
       'ads.report_imported',
+      'automation.created',
+      'automation.deleted',
+      'automation.ran',
+      'automation.updated',
       'conversion.attributed',
       'conversion.created',
       'conversion.updated',
@@ -33,6 +37,9 @@ describe('message catalog', () => {
       'deal.created',
       'deal.stage_changed',
       'events.classified',
+      'funnel.created',
+      'funnel.deleted',
+      'funnel.updated',
       'gateway.key_created',
       'gateway.key_revoked',
       'gateway.workspace_created',

@@ -6,6 +6,7 @@ import collectRequestV1 from './schemas/rpc/collect-request.v1.schema.json';
 import collectResponseV1 from './schemas/rpc/collect-response.v1.schema.json';
 import dealTouchesRequestV1 from './schemas/rpc/deal-touches-request.v1.schema.json';
 import dealTouchesResponseV1 from './schemas/rpc/deal-touches-response.v1.schema.json';
+import type { IngestWebsiteV1 } from './message-types';
 import type { JsonSchema } from './messages';
 import { listOperations } from './openapi/index';
 import type { ServiceName } from './openapi/types';
@@ -136,3 +137,29 @@ export type DealTouchBasis = (typeof DEAL_ATTRIBUTION_BASES)[number];
 export interface DealTouchesResponse {
   deals: { deal_id: string; first_touch: DealTouch | null; last_touch: DealTouch | null; contact_ids: string[]; basis: DealTouchBasis }[];
 }
+
+/** ingest.collect request: tracker hits the gateway's public /collect forwards (gateway → ingest). */
+export interface CollectRequest {
+  website: IngestWebsiteV1;
+  ip: string | null;
+  user_agent: string | null;
+  /** The parsed JSON body the tracker sent; ingest validates it. */
+  body: unknown;
+}
+
+export interface CollectResponse {
+  accepted: number;
+  rejected: number;
+}
+
+/** Request and response types of the internal methods; every public method takes an ApiRequest and answers an ApiResponse. */
+interface InternalRpcTypes {
+  'ingest.collect': { request: CollectRequest; response: CollectResponse };
+  'attribution.getDealTouches': { request: DealTouchesRequest; response: DealTouchesResponse };
+}
+
+export type RpcRequestOf<M extends RpcMethod> = M extends keyof InternalRpcTypes ? InternalRpcTypes[M]['request'] : ApiRequest;
+export type RpcResponseOf<M extends RpcMethod> = M extends keyof InternalRpcTypes ? InternalRpcTypes[M]['response'] : ApiResponse;
+
+/** The services that serve at least one RPC method. */
+export type RpcServingService = RpcMethod extends `${infer S}.${string}` ? S : never;

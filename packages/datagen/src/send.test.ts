@@ -50,6 +50,8 @@ describe('sendWorkspace', () => {
       expect(hit.headers['origin']).toBe('https://shop.acme.io');
       expect(hit.headers['x-forwarded-for']).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
       expect(hit.headers['user-agent']).toMatch(/^Mozilla/);
+      // Seeded browsing is history: a replay the key vouches for (the gateway times key-less hits itself).
+      expect(hit.headers['authorization']).toBe('Bearer sk_test');
       const events = received.filter((r) => r.path === '/v1/events');
       expect(events.length).toBeGreaterThan(0);
       expect(events[0]!.headers['authorization']).toBe('Bearer sk_test');
@@ -68,6 +70,36 @@ describe('sendWorkspace', () => {
       const result = await sendWorkspace(ws, { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: 'k' });
       expect(result.failed).toBe(result.collectRequests + result.eventsRequests);
       expect(result.failures[0]).toMatch(/400/);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('hands events batches to sendEvents when given, counting what it reports and what it fails', async () => {
+    const { server, url, received } = await startServer();
+    try {
+      const ws = generateWorkspace({ seed: 5, days: 5, visitors: 150, domain: 'shop.acme.io', endDate: new Date('2025-06-01T00:00:00Z') });
+      const keys: string[] = [];
+      let calls = 0;
+      const result = await sendWorkspace(ws, {
+        baseUrl: url,
+        apiKey: 'k',
+        sendEvents: async (body, idempotencyKey) => {
+          keys.push(idempotencyKey);
+          // The first batch fails for good (the sender retried already); the rest are accepted.
+          if (++calls === 1) throw new Error('events 503: service-unavailable');
+          return { accepted: body.events.length, rejected: 0 };
+        },
+      });
+      expect(result.eventsRequests).toBe(ws.summary().eventsBatches);
+      expect(result.eventsRequests).toBeGreaterThan(1);
+      expect(calls).toBe(result.eventsRequests);
+      expect(received.filter((r) => r.path === '/v1/events')).toEqual([]);
+      expect(result.failed).toBe(1);
+      expect(result.failures).toEqual(['events request failed: events 503: service-unavailable']);
+      expect(result.accepted).toBeGreaterThan(0);
+      expect(new Set(keys).size).toBe(keys.length);
+      expect(keys.every((k) => k.startsWith('datagen-shop.acme.io-5-'))).toBe(true);
     } finally {
       server.close();
     }

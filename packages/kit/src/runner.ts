@@ -9,19 +9,37 @@ import { join, resolve } from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import cron from 'node-cron';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { messageValidator } from '@sightline/proto-schemas';
+import { consumedTypesByService, consumedTypesOf, messageValidator, partitionedTypes, SERVICE_NAMES, type ServiceName } from '@sightline/proto-schemas';
 import { createBus } from './bus';
-import type { Bus, Consumer, Envelope } from './bus/types';
+import { serviceBus } from './bus/service-bus';
+import { NonRetryableError, type Bus, type Consumer, type Envelope, type MessageHandler, type RpcHandler } from './bus/types';
 import { isEmbedded, type SightlineConfig } from './config';
+import { problemOnClientError } from './http/transport-errors';
 import type { Logger } from './logger';
-import type { ModuleContext, ModuleInstance, RuntimeSettings, ServiceModule } from './module';
+import type { ModuleContext, ModuleLifecycle, RunnableModule, RuntimeSettings } from './module';
+import { ProblemError } from './errors';
+import { adminErrorHandler, adminNotFound } from './http/admin';
+import { requestIdMiddleware } from './http/request-id';
 import { createStoreProvider, type StoreProvider } from './stores';
+import type { ClickHouseStore, KvStore, SqlStore } from './stores/types';
+import { httpSpans } from './telemetry/http-spans';
+import { memoizeFor, polledGauge, registerCacheSize } from './telemetry/metric-families';
+import { storeHealth } from './telemetry/store-health';
+import { instrumentClickHouse, instrumentKv, instrumentSql, registerStoreFamilies } from './telemetry/store-telemetry';
+import { startTracing } from './telemetry/tracing';
+import type { QueueKind } from './bus/types';
+
+interface StoreHandles {
+  postgres: SqlStore;
+  clickhouse: ClickHouseStore;
+  kv: KvStore;
+}
 import { runClickHouseMigrations, runSqlMigrations } from './stores/migrations';
 
 export interface StartOptions {
   config: SightlineConfig;
   /** Modules to run, in dependency order. */
-  modules: ServiceModule[];
+  modules: RunnableModule[];
   logger: Logger;
 }
 
@@ -38,9 +56,12 @@ export interface RunningProcess {
   stop(): Promise<void>;
 }
 
+/** What the runner wires of a module instance: handler maps by name (each was typed at its defineModule). */
+type WiredInstance = ModuleLifecycle & { rpc?: Record<string, RpcHandler>; consumers?: Record<string, MessageHandler> };
+
 interface StartedModule {
-  module: ServiceModule;
-  instance: ModuleInstance;
+  module: RunnableModule;
+  instance: WiredInstance;
   consumers: Consumer[];
   tasks: ReturnType<typeof cron.schedule>[];
 }
@@ -62,8 +83,12 @@ export async function startModules(options: StartOptions): Promise<RunningProces
     embedded,
   };
 
+  // Spans are named for the target this process runs (sightline-gateway, sightline-all).
+  const tracing = await startTracing(`sightline-${config.target.join('+')}`, config.tracing, logger);
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
+  registerStoreFamilies(metrics);
+  const health = storeHealth();
   const stores = createStoreProvider({
     ...(config.postgresUrl ? { postgresUrl: config.postgresUrl } : {}),
     ...(config.clickhouseUrl ? { clickhouseUrl: config.clickhouseUrl } : {}),
@@ -76,12 +101,18 @@ export async function startModules(options: StartOptions): Promise<RunningProces
     namespace: config.busNamespace,
     validator: messageValidator,
     logger,
+    metrics,
+    partitions: { count: config.busPartitions, types: new Set(partitionedTypes()) },
+  }).catch(async (error: unknown) => {
+    await tracing.shutdown();
+    throw error;
   });
 
   const started: StartedModule[] = [];
   let ready = false;
   let stopping: Promise<void> | null = null;
   const servers: Server[] = [];
+  let adminServerRef: Server | null = null;
 
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
@@ -91,7 +122,8 @@ export async function startModules(options: StartOptions): Promise<RunningProces
         process.exit(1);
       }, config.shutdownTimeoutMs);
       hardStop.unref();
-      // Stop taking new HTTP work; server.close waits for in-flight requests.
+      // Stop taking new HTTP work; server.close waits for in-flight requests. The admin port stays
+      // open while modules drain, so /readyz answers 503 (draining) until the end.
       await Promise.all(servers.map((s) => closeServer(s)));
       for (const s of [...started].reverse()) {
         for (const task of s.tasks) task.stop();
@@ -100,6 +132,8 @@ export async function startModules(options: StartOptions): Promise<RunningProces
       }
       await bus.close().catch((error: unknown) => logger.error({ err: error }, 'bus close failed'));
       await stores.close().catch((error: unknown) => logger.error({ err: error }, 'store close failed'));
+      if (adminServerRef) await closeServer(adminServerRef);
+      await tracing.shutdown();
       clearTimeout(hardStop);
       logger.info('stopped');
     })();
@@ -109,6 +143,9 @@ export async function startModules(options: StartOptions): Promise<RunningProces
   try {
     const publicApp = express();
     publicApp.disable('x-powered-by');
+    publicApp.use(httpSpans('public'));
+    // X-Forwarded-For is believed only for the proxies configured (SIGHTLINE_TRUST_PROXY); req.ip is then the client's.
+    publicApp.set('trust proxy', config.trustProxy);
     // Once stopping, keep-alive clients are told to go away, so in-flight work drains and ends.
     publicApp.use((_req, res, next) => {
       if (stopping) res.setHeader('Connection', 'close');
@@ -116,23 +153,74 @@ export async function startModules(options: StartOptions): Promise<RunningProces
     });
     const adminApp = express();
     adminApp.disable('x-powered-by');
+    // Probes and scrapes every few seconds would bury the operator requests worth tracing.
+    adminApp.use(httpSpans('admin', new Set(['/healthz', '/readyz', '/metrics'])));
     const adminRouter = express.Router();
     let hasPublicRoutes = false;
 
+    // The admin port opens first, so probes see /readyz 503 while modules start (and while they drain).
+    adminApp.get('/healthz', (_req, res) => res.json({ status: 'ok' }));
+    adminApp.get('/readyz', async (_req, res) => {
+      const busHealth = bus.health();
+      const consumersDown = started.flatMap((s) => s.consumers.filter((c) => !c.isHealthy()).map(() => s.module.name));
+      // Stores are pinged only while serving: starting or draining already answers 503.
+      const storesDown = ready && !stopping ? await health.problems() : [];
+      const problems = [
+        ...(ready ? [] : [stopping ? 'draining' : 'starting']),
+        ...(busHealth.ok ? [] : [`bus: ${busHealth.detail ?? 'down'}`]),
+        ...consumersDown.map((name) => `${name}: a consumer is not subscribed`),
+        ...storesDown,
+      ];
+      res.status(problems.length === 0 ? 200 : 503).json({ status: problems.length === 0 ? 'ready' : 'not-ready', problems, modules: started.map((s) => s.module.name) });
+    });
+    adminApp.get('/metrics', (_req, res, next) => {
+      metrics.metrics().then((text) => res.type(metrics.contentType).send(text), next);
+    });
+    adminApp.use('/admin', requestIdMiddleware, adminTokenGuard(settings.adminToken), express.json({ limit: '100kb' }), adminRouter, adminNotFound());
+    adminApp.use(adminErrorHandler(() => settings.publicUrl, logger));
+
+    const adminServer = await listen(adminApp, config.adminPort, config.adminBindHost);
+    adminServerRef = adminServer;
+
+    // Every consuming service's durable queue, from the catalog, whatever this process runs: a
+    // message published before its consumer is deployed waits for it instead of being unroutable.
+    for (const [service, types] of consumedTypesByService()) await bus.declareQueue(service, types);
+    const queues = queueGauges(metrics, bus, config.queuePollMs);
+
+    let kvGauged = false;
     for (const module of options.modules) {
       const moduleLogger = logger.child({ module: module.name });
-      const ctx: ModuleContext = { name: module.name, logger: moduleLogger, bus, metrics, settings };
+      const ctx: ModuleContext & Partial<StoreHandles> = { name: module.name as ServiceName, logger: moduleLogger, bus: serviceBus(bus, module.name as ServiceName), metrics, settings };
+      // Every store a module gets is measured and traced as that module's, and watched by /readyz.
+      const owner = { service: module.name, metrics };
       if (module.needs.postgres) {
-        ctx.postgres = await stores.sql(module.needs.postgres.schema);
+        const { schema } = module.needs.postgres;
+        const raw = await stores.sql(schema);
+        health.watch(`postgres (schema ${schema})`, raw);
+        ctx.postgres = instrumentSql(raw, owner);
         await runSqlMigrations(ctx.postgres, module.needs.postgres.migrationsDir);
       }
       if (module.needs.clickhouse) {
-        ctx.clickhouse = await stores.clickhouse(module.needs.clickhouse.database);
+        const { database } = module.needs.clickhouse;
+        const raw = await stores.clickhouse(database);
+        health.watch(`clickhouse (database ${database})`, raw);
+        ctx.clickhouse = instrumentClickHouse(raw, owner);
         await runClickHouseMigrations(ctx.clickhouse, module.needs.clickhouse.migrationsDir);
       }
-      if (module.needs.kv) ctx.kv = await stores.kv();
+      if (module.needs.kv) {
+        const raw = await stores.kv();
+        health.watch('redis', raw);
+        ctx.kv = instrumentKv(raw, owner);
+        const held = raw.memoryEntries?.bind(raw);
+        if (held && !kvGauged) {
+          // The in-process KV holds everything in this process's memory: its sizes are gauges too.
+          kvGauged = true;
+          registerCacheSize(metrics, { service: 'runtime', cache: 'kv_entries', size: () => held().entries });
+          registerCacheSize(metrics, { service: 'runtime', cache: 'kv_evictable', size: () => held().evictable });
+        }
+      }
 
-      const instance = await module.create(ctx);
+      const instance = (await module.create(ctx)) as WiredInstance;
       const record: StartedModule = { module, instance, consumers: [], tasks: [] };
       started.push(record);
       if (instance.publicRoutes) {
@@ -150,14 +238,23 @@ export async function startModules(options: StartOptions): Promise<RunningProces
         record.consumers.push(
           await bus.consume({
             service: module.name,
-            types: Object.keys(consumers),
+            types: consumerTypes(module, consumers),
             handler: async (envelope: Envelope) => {
               const handler = consumers[envelope.type];
-              if (handler) await handler(envelope);
+              // Bound by an older topology, or a type this build no longer handles: an operator must look.
+              if (!handler) throw new NonRetryableError(`${module.name} has no handler for ${envelope.type}`);
+              await handler(envelope);
             },
           }),
         );
       }
+      const partitioned = new Set<string>(partitionedTypes());
+      const kinds: QueueKind[] = [
+        ...(instance.consumers && Object.keys(instance.consumers).length > 0 ? (['main', 'retry', 'dead_letter'] as const) : []),
+        ...(instance.consumers && Object.keys(instance.consumers).some((t) => partitioned.has(t)) ? (['partitioned'] as const) : []),
+        ...(instance.rpc && Object.keys(instance.rpc).length > 0 ? (['rpc'] as const) : []),
+      ];
+      if (kinds.length > 0) queues.watch(module.name, kinds);
       for (const schedule of instance.schedules ?? []) {
         record.tasks.push(
           cron.schedule(schedule.cron, () => {
@@ -169,18 +266,11 @@ export async function startModules(options: StartOptions): Promise<RunningProces
       moduleLogger.info('module started');
     }
 
-    adminApp.get('/healthz', (_req, res) => res.json({ status: 'ok' }));
-    adminApp.get('/readyz', (_req, res) => res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not-ready', modules: started.map((s) => s.module.name) }));
-    adminApp.get('/metrics', (_req, res, next) => {
-      metrics.metrics().then((text) => res.type(metrics.contentType).send(text), next);
-    });
-    adminApp.use('/admin', adminTokenGuard(settings.adminToken), express.json({ limit: '100kb' }), adminRouter);
-
-    const adminServer = await listen(adminApp, config.adminPort);
-    servers.push(adminServer);
     let publicPort: number | null = null;
     if (hasPublicRoutes) {
-      const publicServer = await listen(publicApp, config.port);
+      const publicServer = await listen(publicApp, config.port, config.bindHost);
+      // Requests the HTTP parser refuses (oversize headers, malformed HTTP) still get a problem document.
+      publicServer.on('clientError', problemOnClientError(() => settings.publicUrl));
       servers.push(publicServer);
       publicPort = (publicServer.address() as AddressInfo).port;
       if (!config.publicUrl) settings.publicUrl = `http://localhost:${publicPort}`;
@@ -205,6 +295,42 @@ export async function startModules(options: StartOptions): Promise<RunningProces
   }
 }
 
+/**
+ * `sightline_bus_queue_messages` and `sightline_bus_queue_consumers` for the queues of the services
+ * this process runs (replicas of one service report the same queue: dashboards take the max).
+ */
+function queueGauges(metrics: Registry, bus: Bus, pollMs: number): { watch(service: string, kinds: QueueKind[]): void } {
+  const labelNames = ['service', 'queue'] as const;
+  const messages = polledGauge(metrics, { name: 'sightline_bus_queue_messages', help: 'Messages ready in a service\'s queue (main, retry, dead_letter, rpc; partitioned: its partition queues summed): its consumers\' lag in messages.', labelNames, timeoutMs: 2_000 });
+  const consumers = polledGauge(metrics, { name: 'sightline_bus_queue_consumers', help: 'Consumers subscribed to a service\'s queue (main, retry, dead_letter, rpc; partitioned: summed over its partitions, active and waiting).', labelNames, timeoutMs: 2_000 });
+  return {
+    watch(service, kinds) {
+      // Asked of the broker at most once per pollMs, however often Prometheus scrapes.
+      const read = memoizeFor(pollMs, () => bus.queueStats(service, kinds));
+      messages.add(async () => (await read()).map((q) => ({ labels: { service, queue: q.queue }, value: q.messages })));
+      consumers.add(async () => (await read()).map((q) => ({ labels: { service, queue: q.queue }, value: q.consumers })));
+    },
+  };
+}
+
+/**
+ * The types a module's queue binds. For a service these are the catalog's, and its handler map must
+ * hold exactly them (tsc checks this at defineModule; this catches a map widened by a cast or a
+ * spread). A test stand-in binds the types it has handlers for.
+ */
+function consumerTypes(module: RunnableModule, consumers: Record<string, MessageHandler>): string[] {
+  const { name } = module;
+  const handled = Object.keys(consumers).sort();
+  if (module.standIn || !(SERVICE_NAMES as readonly string[]).includes(name)) return handled;
+  const declared: string[] = consumedTypesOf(name as ServiceName).sort();
+  const missing = declared.filter((t) => !handled.includes(t));
+  const extra = handled.filter((t) => !declared.includes(t));
+  if (missing.length > 0 || extra.length > 0) {
+    throw new Error(`${name}'s consumers do not match the catalog: missing ${JSON.stringify(missing)}, not declared ${JSON.stringify(extra)}`);
+  }
+  return declared;
+}
+
 /** A secret kept beside the embedded stores so restarts and the CLI agree on it. */
 function secretInDataDir(dataDir: string, name: string): string {
   const file = join(dataDir, name);
@@ -216,16 +342,19 @@ function secretInDataDir(dataDir: string, name: string): string {
 
 function adminTokenGuard(token: string) {
   const expected = Buffer.from(`Bearer ${token}`);
-  return (req: Request, res: Response, next: NextFunction): void => {
+  return (req: Request, _res: Response, next: NextFunction): void => {
     const given = Buffer.from(req.header('authorization') ?? '');
     if (given.length === expected.length && timingSafeEqual(given, expected)) return next();
-    res.status(401).json({ error: 'admin token required: send Authorization: Bearer <SIGHTLINE_ADMIN_TOKEN>' });
+    next(new ProblemError('unauthorized', {
+      detail: 'The admin API needs the admin token.',
+      remediation: 'Send Authorization: Bearer <SIGHTLINE_ADMIN_TOKEN> (embedded instances keep it in <data dir>/admin-token).',
+    }));
   };
 }
 
-function listen(app: express.Express, port: number): Promise<Server> {
+function listen(app: express.Express, port: number, host: string | undefined): Promise<Server> {
   return new Promise((resolveListen, reject) => {
-    const server = app.listen(port, () => resolveListen(server));
+    const server = host === undefined ? app.listen(port, () => resolveListen(server)) : app.listen(port, host, () => resolveListen(server));
     server.once('error', reject);
   });
 }

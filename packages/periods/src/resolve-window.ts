@@ -2,6 +2,7 @@
 // out, refused with invalid-window or window-too-large. Rules: ../README.md.
 import { DEFAULT_PERIOD, MAX_WINDOW_DAYS } from '@sightline/proto-schemas';
 import { DateTime } from 'luxon';
+import { STORABLE_TIME_MAX_MS, STORABLE_TIME_RANGE, WINDOW_TIME_MIN_MS } from '@sightline/kit';
 import { invalidWindow, windowTooLarge } from './errors';
 import { parseInstant, parsePeriod, type Span } from './parse-period';
 
@@ -54,6 +55,10 @@ export function resolveWindow(input: ResolveWindowInput): ResolvedWindow {
   }
   const days = lengthInDays(span);
   if (days > maxDays) throw windowTooLarge(days, maxDays);
+  // A window the stores cannot take (kit input rules) could only fail there: refused here instead.
+  if (span.from.toMillis() < WINDOW_TIME_MIN_MS || span.to.toMillis() > STORABLE_TIME_MAX_MS) {
+    throw invalidWindow(`The window ${iso(span.from)}..${iso(span.to)} reaches outside the dates Sightline holds (data from ${STORABLE_TIME_RANGE}; windows from 1971-01-01).`);
+  }
   return { from: iso(span.from), to: iso(span.to), expression };
 }
 

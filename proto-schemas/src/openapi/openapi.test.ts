@@ -80,6 +80,8 @@ function schemaAjv(): Ajv2020 {
   // strictRequired off: conditional `required` (if/then, anyOf) names properties defined alongside.
   const ajv = new Ajv2020({ strict: true, strictRequired: false, allErrors: true, allowUnionTypes: true });
   addFormats(ajv);
+  // Vendor extensions inside schemas are annotations (OpenAPI 3.1 allows x- keywords anywhere).
+  ajv.addVocabulary(['x-sightline-checked-per-item']);
   const text = JSON.stringify({ $id: 'https://sightline.dev/openapi-components', $defs: doc.components.schemas })
     .split('"#/components/schemas/').join('"https://sightline.dev/openapi-components#/$defs/');
   ajv.addSchema(JSON.parse(text));
@@ -165,6 +167,55 @@ describe('OpenAPI document', () => {
     expect(op('get', '/contacts/{id}').responses['404']?.['x-sightline-problem-kinds']).toEqual(['website-not-found', 'not-found']);
   });
 
+  it('declares 503 (and never 501) where another service answers, and every header an answer carries', () => {
+    const rate = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Sightline-Request-Id'];
+    for (const { operation } of ops) {
+      const overBus = operation['x-sightline-service'] !== 'gateway';
+      expect([operation.operationId, operation.responses['501']]).toEqual([operation.operationId, undefined]);
+      expect([operation.operationId, operation.responses['503']?.['x-sightline-problem-kinds']]).toEqual([operation.operationId, overBus ? ['service-unavailable'] : undefined]);
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const headers = Object.keys(response.headers ?? {});
+        expect([operation.operationId, status, headers]).toEqual([operation.operationId, status, status === '429' || status === '503' ? [...rate, 'Retry-After'] : rate]);
+      }
+      const idempotent = operation.parameters.some((p) => p.in === 'header' && p.name === 'Idempotency-Key');
+      expect([operation.operationId, operation.responses['409']?.['x-sightline-problem-kinds']?.includes('conflict') ?? false]).toEqual([operation.operationId, idempotent || (operation.responses['409']?.['x-sightline-problem-kinds']?.includes('conflict') ?? false)]);
+      if (idempotent) expect(operation.responses['409']?.['x-sightline-problem-kinds']).toContain('conflict');
+      if (operation.requestBody) {
+        expect(operation.responses['413']?.['x-sightline-problem-kinds']).toEqual(['payload-too-large']);
+        expect(operation.responses['415']?.['x-sightline-problem-kinds']).toEqual(['unsupported-media-type']);
+      }
+      expect(operation.responses['431']?.['x-sightline-problem-kinds']).toEqual(['headers-too-large']);
+      const scoped = operation['x-sightline-scope'] !== null || operation.parameters.some((p) => p['x-sightline-scope']);
+      expect([operation.operationId, operation.responses['403'] !== undefined]).toEqual([operation.operationId, scoped]);
+    }
+    expect(op('get', '/me').responses['403']).toBeUndefined();
+    expect(op('patch', '/contacts/{id}').responses['409']?.['x-sightline-problem-kinds']).toEqual(['conflict']);
+  });
+
+  it('types what a generated client sends and reads: event items, metric requirements, /me', () => {
+    const events = (doc.components.schemas['EventsRequest']?.['properties'] as Record<string, Record<string, unknown>>)['events'];
+    expect(events?.['items']).toEqual({ $ref: '#/components/schemas/InboundEvent' });
+    expect(events?.['x-sightline-checked-per-item']).toBe(true);
+    const metricItem = ((doc.components.schemas['SchemaDocument']?.['properties'] as Record<string, { items: { properties: Record<string, unknown> } }>)['metrics'])?.items;
+    expect(metricItem?.properties['requires']).toMatchObject({ oneOf: [{ $ref: '#/components/schemas/MetricRequirement' }, { type: 'null' }] });
+    expect(op('get', '/me').responses['200']?.content?.['application/json']?.schema).toEqual({
+      type: 'object', required: ['data'], properties: { data: { $ref: '#/components/schemas/Identity' }, meta: { $ref: '#/components/schemas/Meta' } }, additionalProperties: true,
+    });
+    const ajv = schemaAjv();
+    const identity = ajv.compile(rewrite({ $ref: '#/components/schemas/Identity' }));
+    const me = {
+      key: { id: 'k', name: 'n', scopes: ['analytics:read'], created_at: '2026-01-01T00:00:00.000Z' },
+      workspace: { id: 'w', name: 'W', timezone: 'UTC', currency: 'EUR' },
+      plan: { name: 'internal', requests_per_minute: null, monthly_quota: null, concurrent_analytics_queries: 4 },
+      websites: [{ id: 's', domain: 'a.test', timezone: 'UTC', currency: 'EUR', public_id: 'p' }],
+    };
+    expect(identity(me) ? null : identity.errors).toBeNull();
+    expect(identity({ key_id: 'k', scopes: [], plan: 'internal' })).toBe(false);
+    const inbound = ajv.compile(rewrite({ $ref: '#/components/schemas/InboundEvent' }));
+    expect(inbound({ event_type: 'purchase', email: 'a@b.test', revenue: 5 })).toBe(true);
+    expect(inbound({ event_type: 'purchase', revenue: '5' })).toBe(false);
+  });
+
   it('takes its enums from the registry', () => {
     const metrics = param('getMetrics', 'metrics');
     expect(metrics.required).toBe(true);
@@ -244,7 +295,7 @@ describe('OpenAPI document', () => {
     expect(check('FunnelCreate', { steps: [{ name: 'Visit', conditions: { path_matches: '/pricing*' } }, { name: 'Pay', conditions: { source: 'revenue', revenue_event: 'subscription_started' } }] })).toBeNull();
     expect(check('FunnelCreate', { steps: [{ name: 'Only', conditions: { event_type: 'pageview' } }] })).not.toBeNull();
     expect(check('AutomationCreate', { name: 'Big deal', spec: { version: 1, trigger: { kind: 'event', events: ['conversion.created'] }, deliver: [{ channel: 'email', to: ['a@b.c'] }], pacing: { mode: 'each' } } })).toBeNull();
-    expect(check('AutomationCreate', { name: 'No trigger events', spec: { version: 1, trigger: { kind: 'event' }, deliver: [{ channel: 'email', to: ['a@b.c'] }] } })).not.toBeNull();
+    expect(check('AutomationCreate', { name: 'Unknown trigger', spec: { version: 1, trigger: { kind: 'sometimes' }, deliver: [{ channel: 'email', to: ['a@b.c'] }] } })).not.toBeNull();
     expect(check('MetricsResponse', {
       data: [{ channel: 'Paid Search', visitors: 120, linear: { conversions: 3.5, revenue: null } }, { channel: 'Direct', visitors: 80, linear: { conversions: 1, revenue: 99.5 } }],
       totals: { visitors: 200, linear: { conversions: 4.5, revenue: 99.5 } },

@@ -29,30 +29,37 @@ const RATE_HEADERS = {
   'Sightline-Request-Id': { $ref: '#/components/headers/Sightline-Request-Id' },
 };
 
-// Every response carries the rate-limit headers (info.description says so); they are spelled out
-// only where a client acts on them, to keep the document readable.
+// Every answer carries the rate-limit headers and the request id, problems included (a refusal is
+// counted too); 429 and 503 add Retry-After. They are declared on each response so a generated
+// client and the contract test can rely on them.
 function problemResponse(status: number, kinds: DocumentProblemKind[]): ResponseObject {
-  const response: ResponseObject = {
+  const retry = status === 429 || status === 503;
+  return {
     description: `Problem document; kinds: ${kinds.join(', ')}.`,
+    headers: retry ? { ...RATE_HEADERS, 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : { ...RATE_HEADERS },
     content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
     'x-sightline-problem-kinds': kinds,
   };
-  if (status === 429 || status === 503) {
-    response.headers = { ...RATE_HEADERS, 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
-  }
-  return response;
 }
 
 export function operation(input: OperationInput): OperationObject {
   const analytics = input.analytics ?? false;
   const parameters = [...(input.website ? [websiteParam] : []), ...(input.parameters ?? [])];
   const takesId = parameters.some((p) => p.in === 'path');
-  const kinds = new Set<DocumentProblemKind>(['invalid-request', 'unauthorized', 'insufficient-scope', 'rate-limit-exceeded', 'quota-exceeded', 'internal']);
+  // Every request can be refused before routing (431) or by the key, the limits and the scope.
+  const kinds = new Set<DocumentProblemKind>(['invalid-request', 'unauthorized', 'headers-too-large', 'rate-limit-exceeded', 'quota-exceeded', 'internal']);
+  if (input.scope !== null || parameters.some((p) => p['x-sightline-scope'])) kinds.add('insufficient-scope');
   if (input.website) kinds.add('website-not-found');
   if (takesId) kinds.add('not-found');
   if (analytics) kinds.add('too-many-concurrent');
+  // Answered over the bus by another service: no instance may be running, or none replies in time (503).
   if (input.service !== 'gateway') kinds.add('service-unavailable');
-  if (input.requestBody) kinds.add('payload-too-large');
+  // An Idempotency-Key reused with a different request is refused rather than replayed.
+  if (parameters.some((p) => p.in === 'header' && p.name === 'Idempotency-Key')) kinds.add('conflict');
+  if (input.requestBody) {
+    kinds.add('payload-too-large');
+    kinds.add('unsupported-media-type');
+  }
   for (const kind of input.errors ?? []) kinds.add(kind);
 
   const byStatus = new Map<number, DocumentProblemKind[]>();

@@ -120,7 +120,7 @@ export function idempotencyKeyHeader(note: string): ParameterObject {
   return {
     name: 'Idempotency-Key',
     in: 'header',
-    description: `Client-chosen unique key for this write. ${note} A retry with the same key returns the original result and writes nothing more; keys are remembered for 24 hours.`,
+    description: `Client-chosen unique key for this write. ${note} A retry with the same key returns the original result and writes nothing more (header Idempotent-Replayed: true); the same key with a different request is 409 conflict. Keys are remembered for 24 hours, per API key.`,
     schema: { type: 'string', minLength: 1, maxLength: 255 },
     'x-sightline-error-kind': 'invalid-request',
   };

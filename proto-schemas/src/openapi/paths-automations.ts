@@ -6,6 +6,9 @@ import { idParam } from './parameters';
 import { listOf, one, ref } from './refs';
 import type { PathItemObject } from './types';
 
+/** What a spec that cannot work is refused with (validated as a whole, gather queries included). */
+const SPEC_ERRORS = ['unknown-metric', 'unknown-dimension', 'unknown-filter-operator', 'invalid-window', 'window-too-large', 'unsupported-combination'] as const;
+
 const SCOPE_NOTE = 'Scope decision: the spec is ambiguous (any valid key vs. automations:read/automations:write); Sightline enforces the scopes. New keys are granted both by default, so this only limits keys deliberately narrowed.';
 
 export const automationPaths: Record<string, PathItemObject> = {
@@ -19,8 +22,9 @@ export const automationPaths: Record<string, PathItemObject> = {
     post: operation({
       operationId: 'createAutomation', tag: 'Automations', service: 'automations', scope: 'automations:write', website: true,
       summary: 'Create an alert',
-      description: `A new alert starts active (decided). A chat delivery needs a channel of a chat workspace connected in the app; an unknown one is 400 invalid-request. ${SCOPE_NOTE}`,
+      description: `A new alert starts active (decided) and stores the website's timezone and currency (which default to the workspace's): crons, periods and amounts are read in them. The spec is checked as a whole, gather queries included (each is run once against the current data). A chat delivery needs the Slack workspace connected to this Sightline workspace and channels it has (an unknown channel is 400 invalid-request); ai: true needs a model configured by the operator. ${SCOPE_NOTE}`,
       requestBody: { schema: ref('AutomationCreate') },
+      errors: [...SPEC_ERRORS, 'conflict'],
       ok: { description: 'The created alert.', schema: one(ref('Automation')) },
     }),
   },
@@ -35,15 +39,16 @@ export const automationPaths: Record<string, PathItemObject> = {
     patch: operation({
       operationId: 'patchAutomation', tag: 'Automations', service: 'automations', scope: 'automations:write', website: true,
       summary: 'Change, pause or resume an alert',
-      description: `Any of name, spec (the whole spec, replacing the old one) and status (active or paused: pausing stops triggers, resuming restarts them). ${SCOPE_NOTE}`,
+      description: `Any of name, spec (the whole spec, replacing the old one; a threshold alert starts again from normal) and status (active or paused: a paused alert ignores events and its schedule; resuming restarts from the next cron time, without catching up; messages already queued still go out). ${SCOPE_NOTE}`,
       parameters: [idParam('alert', true)],
       requestBody: { schema: ref('AutomationPatch') },
+      errors: [...SPEC_ERRORS],
       ok: { description: 'The updated alert.', schema: one(ref('Automation')) },
     }),
     delete: operation({
       operationId: 'deleteAutomation', tag: 'Automations', service: 'automations', scope: 'automations:write', website: true,
       summary: 'Delete an alert',
-      description: `Permanent; its runs go with it. ${SCOPE_NOTE}`,
+      description: `Permanent; its runs and any deliveries not yet sent go with it. ${SCOPE_NOTE}`,
       parameters: [idParam('alert', true)],
       ok: { description: 'Deleted.', schema: ref('Deleted') },
     }),
@@ -52,7 +57,7 @@ export const automationPaths: Record<string, PathItemObject> = {
     post: operation({
       operationId: 'runAutomation', tag: 'Automations', service: 'automations', scope: 'automations:write', website: true,
       summary: 'Run an alert now',
-      description: `Builds the alert from the latest data and queues it to its destinations, whatever its status and pacing. test=true marks the message as a test. ${SCOPE_NOTE}`,
+      description: `Builds the alert's message from the latest data (figures gathered now; for an event alert, the last event that matched it, or a sample event when none has yet) and queues it to every destination, whatever its status and pacing; a threshold alert's state is not changed. test=true marks the message as a test (subject and first line say so). Answers the run id and where it was queued; the run shows in GET /automations/{id} and its end in the change feed (automation.ran). ${SCOPE_NOTE}`,
       parameters: [idParam('alert', true)],
       requestBody: {
         required: false,

@@ -17,7 +17,7 @@ export const contactPaths: Record<string, PathItemObject> = {
     get: operation({
       operationId: 'listContacts', tag: 'Contacts', service: 'contacts', scope: 'conversions:read', website: true,
       summary: 'List contacts (one row per conversion)',
-      description: 'One row per conversion, newest first; a person who converts twice appears twice (group by identity_id for people). Without pii:read, email, phone and name are masked (email domain kept) and meta.pii_note explains it. Window (decided): from/to, or period in the forms `last N days`, `today`, `yesterday` and `<date>..<date>` (end date inclusive) resolved in the website timezone, anything else 400 invalid-window; with neither, every conversion (all time; meta.window.expression null). Paging is keyset on (occurred_at, id): rows inserted while a client pages are never skipped or repeated.',
+      description: 'One row per conversion, newest first; a person who converts twice appears twice (group by identity_id for people). Without pii:read, email, phone and name are masked (email domain kept) and meta.pii_note explains it. Window: from/to, or period, resolved exactly as every analytics read resolves them (the same phrase gives the same meta.window on every endpoint); windows up to 3,660 days (decided: the ledger is read over longer spans than analytics), longer is 400 window-too-large; with neither, every conversion (all time; meta.window.expression null). Paging is keyset on (occurred_at, id): rows inserted while a client pages are never skipped or repeated.',
       parameters: [
         ...windowParams,
         text('type', 'Only conversions of this type.'),
@@ -65,7 +65,7 @@ export const contactPaths: Record<string, PathItemObject> = {
       operationId: 'getCompanyJourney', tag: 'Journeys', service: 'attribution', scope: 'deals:read', website: true, analytics: true,
       summary: 'Journey of everyone at a company',
       description: `${journeyDescription('everyone at the company')} people_count gives how many people were merged.`,
-      parameters: [idParam('company', true), journeyDaysParam()],
+      parameters: [idParam('company', true), journeyDaysParam(), limitParam(LIMITS.contact_journey, 'sessions')],
       ok: { description: 'The timeline.', schema: ref('JourneyResponse') },
       errors: ['window-too-large'],
     }),
@@ -75,7 +75,7 @@ export const contactPaths: Record<string, PathItemObject> = {
       operationId: 'getDealJourney', tag: 'Journeys', service: 'attribution', scope: 'deals:read', website: true, analytics: true,
       summary: 'Journey of every contact on a deal',
       description: `${journeyDescription('every contact on the deal')} people_count gives how many people were merged.`,
-      parameters: [idParam('deal', true), journeyDaysParam()],
+      parameters: [idParam('deal', true), journeyDaysParam(), limitParam(LIMITS.contact_journey, 'sessions')],
       ok: { description: 'The timeline.', schema: ref('JourneyResponse') },
       errors: ['window-too-large'],
     }),

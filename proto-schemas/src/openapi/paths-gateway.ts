@@ -8,7 +8,7 @@ export const gatewayPaths: Record<string, PathItemObject> = {
     get: operation({
       operationId: 'getMe', tag: 'Key and schema', service: 'gateway', scope: null, website: false,
       summary: 'What this key can do',
-      description: 'The key\'s id, name and scopes, its workspace, its plan with limits and this month\'s usage, and the websites it reaches. Any valid key may call it.',
+      description: 'The key (id, name, scopes), its workspace, the plan it is limited by (requests per minute, per month, concurrent analytics queries) and the websites it reaches, as `{data: {key, workspace, plan, websites}}`. Any valid key may call it.',
       ok: { description: 'Key identity.', schema: one(ref('Identity')) },
     }),
   },

@@ -11,6 +11,8 @@ export const DOCUMENT_PROBLEM_KINDS = {
   'unsupported-combination': 400,
   unauthorized: 401,
   'insufficient-scope': 403,
+  /** POST /collect (the tracker's endpoint) from a page that is not on the website's domain. */
+  'origin-not-allowed': 403,
   'website-not-found': 404,
   'not-found': 404,
   'method-not-allowed': 405,
@@ -19,6 +21,8 @@ export const DOCUMENT_PROBLEM_KINDS = {
   'crm-not-connected': 409,
   'payload-too-large': 413,
   'unsupported-media-type': 415,
+  /** Request headers larger than the server reads (16 KB in all); refused before the request is parsed. */
+  'headers-too-large': 431,
   'rate-limit-exceeded': 429,
   'quota-exceeded': 429,
   'too-many-concurrent': 429,

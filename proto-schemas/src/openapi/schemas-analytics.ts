@@ -1,15 +1,22 @@
 // Component schemas of the analytics reads and of GET /schema.
 import { AD_LEVEL_NAMES, AD_METRIC_NAMES } from '../registry/ads';
 import { ATTRIBUTION_MODEL_NAMES } from '../registry/attribution';
-import { DIMENSIONS } from '../registry/dimensions';
-import { METRIC_NAMES } from '../registry/metrics';
+import { DIMENSIONS, GROUP_BY_DIMENSIONS, type DimensionEntity } from '../registry/dimensions';
+import { METRIC_NAMES, type MetricKind } from '../registry/metrics';
 import { OPERATOR_NAMES } from '../registry/operators';
 import { PATH_STEP_NAMES } from '../registry/paths';
 import { PLAN_NAMES } from '../registry/plans';
 import { SCOPE_NAMES } from '../registry/scopes';
-import { COVERAGE_BUCKETS } from '../registry/vocabulary';
+import { CONJUNCTIONS, COVERAGE_BUCKETS, GRANULARITIES } from '../registry/vocabulary';
 import { currencyCode, enumOf, money, nullable, ref } from './refs';
 import type { Schema } from './types';
+
+// Every member of the registry's unions, checked by the compiler against them.
+const METRIC_KINDS = ['count', 'currency', 'ratio'] as const satisfies readonly MetricKind[];
+const DIMENSION_ENTITIES = ['session', 'event', 'ad', 'person', 'outcome', 'crm'] as const satisfies readonly DimensionEntity[];
+type Covers<Union, List extends readonly unknown[]> = [Exclude<Union, List[number]>] extends [never] ? true : never;
+const coversAll: [Covers<MetricKind, typeof METRIC_KINDS>, Covers<DimensionEntity, typeof DIMENSION_ENTITIES>] = [true, true];
+void coversAll;
 
 function named(names: readonly string[], extra: Record<string, Schema> = {}): Schema {
   return {
@@ -29,30 +36,74 @@ export const analyticsSchemas: Record<string, Schema> = {
   SchemaDocument: {
     type: 'object',
     description: 'Generated from the same registry the query compiler reads.',
-    required: ['metrics', 'dimensions', 'operators', 'attribution_models'],
+    required: [
+      'metrics', 'dimensions', 'operators', 'filter_syntax', 'attribution_models', 'default_attribution_model',
+      'attribution_lookback_days', 'granularities', 'conjunctions', 'ad_levels', 'ad_metrics', 'path_steps',
+      'default_path_step', 'scopes', 'plans', 'limits', 'max_group_by_dimensions', 'max_window_days',
+    ],
     properties: {
       metrics: named(METRIC_NAMES, {
-        kind: enumOf(['count', 'currency', 'ratio']),
-        attributable: { type: 'boolean' },
-        requires: nullable({ type: 'object' }),
-        unit: { type: 'string' },
+        kind: enumOf(METRIC_KINDS, 'count: an additive tally; currency: an amount; ratio: a quotient.'),
+        attributable: { type: 'boolean', description: 'True when an attribution model decides which dimension value gets the credit.' },
+        requires: { ...nullable(ref('MetricRequirement')), description: 'What the rest of the query must hold for this metric; null when nothing.' },
+        unit: { type: 'string', description: 'What one unit of the value is: a countable thing, `currency`, `fraction` (0 to 1) or `multiple`.' },
       }),
       dimensions: named(DIMENSIONS.map((d) => d.name), {
+        entity: enumOf(DIMENSION_ENTITIES, 'What the dimension describes, which decides the metrics it applies to.'),
         groupable: { type: 'boolean' },
         filterable: { type: 'boolean' },
-        operators: { type: 'array', items: enumOf(OPERATOR_NAMES) },
-        values: nullable({ type: 'array', items: { type: 'string' } }),
+        operators: { type: 'array', items: enumOf(OPERATOR_NAMES), description: 'Filter operators it takes (empty when not filterable).' },
+        values: { ...nullable({ type: 'array', items: { type: 'string' } }), description: 'The fixed set of values, or null for free text.' },
       }),
-      operators: named(OPERATOR_NAMES, { list: { type: 'boolean' } }),
+      operators: named(OPERATOR_NAMES, { list: { type: 'boolean', description: 'True when the value is a list separated by filter_syntax.list_separator.' } }),
+      filter_syntax: {
+        type: 'object',
+        required: ['form', 'list_separator'],
+        properties: { form: { type: 'string' }, list_separator: { type: 'string' } },
+        additionalProperties: true,
+      },
       attribution_models: named(ATTRIBUTION_MODEL_NAMES),
+      default_attribution_model: enumOf(ATTRIBUTION_MODEL_NAMES),
+      attribution_lookback_days: { type: 'integer', minimum: 1 },
+      granularities: { type: 'array', items: enumOf(GRANULARITIES) },
+      conjunctions: { type: 'array', items: enumOf(CONJUNCTIONS) },
       ad_levels: named(AD_LEVEL_NAMES),
-      ad_metrics: named(AD_METRIC_NAMES),
+      ad_metrics: named(AD_METRIC_NAMES, { kind: enumOf(METRIC_KINDS) }),
       path_steps: named(PATH_STEP_NAMES),
+      default_path_step: enumOf(PATH_STEP_NAMES),
       scopes: named(SCOPE_NAMES),
       plans: named(PLAN_NAMES, {
-        requests_per_minute: nullable({ type: 'integer' }),
-        monthly_quota: nullable({ type: 'integer' }),
+        requests_per_minute: nullable({ type: 'integer', minimum: 1 }),
+        monthly_quota: nullable({ type: 'integer', minimum: 0 }),
+        concurrent_analytics_queries: { type: 'integer', minimum: 1 },
       }),
+      limits: {
+        type: 'object',
+        description: 'Paging limits by name (metrics, paths, contacts, ...).',
+        additionalProperties: {
+          type: 'object',
+          required: ['default', 'maximum', 'clamp'],
+          properties: {
+            default: { type: 'integer', minimum: 1 },
+            maximum: { type: 'integer', minimum: 1 },
+            clamp: { type: 'boolean', description: 'True: a larger value is answered with the maximum, not refused.' },
+          },
+          additionalProperties: true,
+        },
+      },
+      max_group_by_dimensions: { type: 'integer', minimum: 1 },
+      max_window_days: { type: 'integer', minimum: 1 },
+    },
+    additionalProperties: true,
+  },
+  MetricRequirement: {
+    type: 'object',
+    description: 'What a metric needs from the rest of the query; a query without it is 400 unsupported-combination.',
+    required: ['note'],
+    properties: {
+      group_by: { type: 'array', items: enumOf(GROUP_BY_DIMENSIONS), description: 'group_by must be exactly one of these dimensions.' },
+      parameter: { type: 'string', description: 'This query parameter must be present (for example `stages`).' },
+      note: { type: 'string' },
     },
     additionalProperties: true,
   },

@@ -1,7 +1,12 @@
-// Component schemas of automations (alerts), their runs and deliveries.
+// Component schemas of automations (alerts), their runs and deliveries. The shapes the spec leaves
+// open (gather, condition, run and delivery fields) are decided here; the automations service checks
+// the rest of a spec as a whole (catalog event types, metric names, filter dimensions, a cron that
+// fires, connected chat channels, a configured model) and answers each fault with its own kind.
 import { AUTOMATION_RUNS_RETURNED } from '../registry/limits';
-import { OPERATOR_NAMES } from '../registry/operators';
-import { AUTOMATION_STATUSES, AUTOMATION_TRIGGER_KINDS, DELIVERY_CHANNELS, PACING_MODES } from '../registry/vocabulary';
+import {
+  AUTOMATION_FILTER_OPS, AUTOMATION_STATUSES, AUTOMATION_TRIGGER_KINDS, CONDITION_CHANGES, CONDITION_COMPARES, CONDITION_OPS,
+  DELIVERY_CHANNELS, DELIVERY_STATUSES, PACING_MODES, RUN_STATUSES, RUN_TRIGGERS,
+} from '../registry/vocabulary';
 import { dateTime, enumOf, nullable, ref } from './refs';
 import type { Schema } from './types';
 
@@ -11,8 +16,47 @@ const delivery: Schema = {
   type: 'object',
   required: ['channel', 'to'],
   properties: {
-    channel: { ...enumOf(DELIVERY_CHANNELS), description: 'email, or chat: a channel of a chat workspace connected in the app.' },
-    to: { type: 'array', minItems: 1, maxItems: 50, items: { type: 'string', minLength: 1 }, description: 'Email addresses, or chat channel ids.' },
+    channel: {
+      ...enumOf(DELIVERY_CHANNELS),
+      description: 'email: one message per address over SMTP. chat: one chat.postMessage per channel of the Slack workspace connected to this Sightline workspace (operators connect it with `sightline automations chat add`).',
+    },
+    to: {
+      type: 'array', minItems: 1, maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 254 },
+      description: 'Email addresses, or Slack channel ids (C…, G…; the id, not the #name: a channel keeps its id when renamed). A chat channel must exist in the connected workspace; an unknown one is 400 invalid-request.',
+    },
+  },
+  additionalProperties: false,
+};
+
+const filter: Schema = {
+  type: 'object',
+  required: ['field', 'op', 'values'],
+  properties: {
+    field: { ...str, description: 'A field of the event type, as GET /automations meta.event_catalog lists it (`properties.<key>` reaches a conversion\'s free-form properties).' },
+    op: { ...enumOf(AUTOMATION_FILTER_OPS), description: 'eq, ne, contains, not_contains, gt, gte, lt, lte take one value; in and nin one or more. gt..lte compare numeric fields. Text comparisons of eq/ne/in/nin are exact; contains ignores case.' },
+    values: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string', maxLength: 500 } },
+  },
+  additionalProperties: false,
+};
+
+const gatherQuery: Schema = {
+  type: 'object',
+  anyOf: [{ required: ['metric'] }, { required: ['funnel'] }],
+  description: 'One number: a metric read as GET /metrics would answer it (window totals, no group_by) over the period with the filters; or, with funnel, a funnel\'s conversion over the period (the share of the people who entered it that reached its last step, as GET /funnels/{id}/steps counts them). Its name (the key in gather) is how condition and templates refer to it.',
+  properties: {
+    metric: { ...str, description: 'A metric of GET /schema that needs no group_by or stages (unknown: 400 unknown-metric listing allowed).' },
+    funnel: { type: 'string', format: 'uuid', description: 'Instead of metric: the id of a funnel of the website (an unknown one is 400 invalid-request). Takes no filters.' },
+    period: { ...str, description: 'Plain-language period as /metrics takes it, resolved in the website timezone each time the alert runs. Default "last 30 days".' },
+    filters: {
+      type: 'array', maxItems: 10,
+      items: {
+        type: 'object',
+        required: ['field', 'op', 'values'],
+        properties: { field: { ...str, description: 'A filterable dimension of GET /schema.' }, op: str, values: { type: 'array', minItems: 1, items: str } },
+        additionalProperties: false,
+      },
+      description: 'Combined with `and`, as /metrics filter=field:op:value.',
+    },
   },
   additionalProperties: false,
 };
@@ -20,45 +64,68 @@ const delivery: Schema = {
 export const automationSchemas: Record<string, Schema> = {
   AutomationSpec: {
     type: 'object',
+    description: 'Validated as a whole: a spec that cannot work is refused with the kind of its fault (invalid-request, unknown-metric, unknown-dimension, unknown-filter-operator, invalid-window, window-too-large, unsupported-combination), with `allowed` for fixed sets.',
     required: ['version', 'trigger', 'deliver'],
     properties: {
-      version: { type: 'integer', minimum: 1 },
+      version: { type: 'integer', const: 1 },
       trigger: {
         type: 'object',
         required: ['kind'],
+        description: 'event: runs per matching change message (events). schedule: runs at each cron time and sends what it gathered. threshold: evaluates the condition at each cron time; sends when it starts to hold and once more ("back to normal") when it stops.',
         properties: {
           kind: enumOf(AUTOMATION_TRIGGER_KINDS),
-          events: { type: 'array', minItems: 1, items: str, description: 'kind=event: event types from the catalog in GET /automations meta.' },
-          cron: { type: 'string', description: 'kind=schedule or threshold: when to run or evaluate, a 5-field cron expression in the workspace timezone.' },
+          events: { type: 'array', minItems: 1, maxItems: 10, items: str, description: 'kind=event: event types from the catalog in GET /automations meta.event_catalog.' },
+          cron: {
+            ...str,
+            description: 'kind=schedule or threshold: 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first, in the website timezone (which defaults to the workspace\'s). A cron that never fires is refused. Alerts are evaluated on the scheduler\'s tick (every minute by default), so finer crons are coalesced to it.',
+          },
         },
-        allOf: [
-          { if: { properties: { kind: { const: 'event' } } }, then: { required: ['events'] } },
-          { if: { properties: { kind: { enum: ['schedule', 'threshold'] } } }, then: { required: ['cron'] } },
-        ],
-        additionalProperties: true,
-      },
-      filters: {
-        type: 'array',
-        items: {
-          type: 'object',
-          required: ['field', 'op', 'values'],
-          properties: { field: str, op: enumOf(OPERATOR_NAMES), values: { type: 'array', items: str } },
-          additionalProperties: false,
-        },
-      },
-      gather: { type: 'object', additionalProperties: true, description: 'Numbers to gather (metric queries); shape owned by the automations service.' },
-      condition: { type: 'object', additionalProperties: true, description: 'Numeric condition over gathered numbers; required for kind=threshold.' },
-      compose: {
-        type: 'object',
-        properties: { template: str, ai: { type: 'boolean', default: false } },
         additionalProperties: false,
       },
-      deliver: { type: 'array', minItems: 1, items: delivery },
+      filters: { type: 'array', maxItems: 20, items: filter, description: 'kind=event only: every filter must hold (and).' },
+      gather: {
+        type: 'object',
+        maxProperties: 10,
+        propertyNames: { pattern: '^[a-z][a-z0-9_]{0,39}$' },
+        additionalProperties: gatherQuery,
+        description: 'Named numbers to gather, e.g. {"revenue": {"metric": "revenue", "period": "last 7 days"}}. Required for threshold; optional for schedule and event alerts (their message shows them).',
+      },
+      condition: {
+        type: 'object',
+        required: ['figure', 'op', 'value'],
+        description: 'kind=threshold only. compare=value: holds when the figure op value. compare=previous_period: the figure is also read for the window of equal length just before; holds when the change (absolute, or percent of the previous value) op value, e.g. {"figure": "revenue", "compare": "previous_period", "change": "percent", "op": "lte", "value": -20} for revenue down 20% or more. A percent change against a previous value of 0 does not hold (no baseline).',
+        properties: {
+          figure: { ...str, description: 'A name in gather.' },
+          op: enumOf(CONDITION_OPS),
+          value: { type: 'number' },
+          compare: { ...enumOf(CONDITION_COMPARES), default: 'value' },
+          change: { ...enumOf(CONDITION_CHANGES), description: 'compare=previous_period only; default percent.' },
+        },
+        additionalProperties: false,
+      },
+      compose: {
+        type: 'object',
+        properties: {
+          template: {
+            type: 'string', maxLength: 4000,
+            description: 'Mustache template of the message body. Values are escaped for each channel (HTML for email, Slack mrkdwn for chat). It sees alert, website, trigger, test, event (event alerts), events and count (digests), figures.<name> (value: formatted in the website currency and timezone; raw; previous; change_percent; window), condition (threshold: text, holds) and link (the API query behind the message, also appended when the template leaves it out). Default: a template per trigger kind.',
+          },
+          subject: { type: 'string', maxLength: 200, description: 'Mustache template of the email subject. Default "[Sightline] <alert name>".' },
+          ai: { type: 'boolean', default: false, description: 'Write the message with the language model the operator configured (400 when none is). The model gets the gathered figures as text and must state them verbatim and no other number; otherwise the template is used and the run records why.' },
+        },
+        additionalProperties: false,
+      },
+      deliver: { type: 'array', minItems: 1, maxItems: 10, items: delivery },
       pacing: {
         type: 'object',
         required: ['mode'],
-        properties: { mode: { ...enumOf(PACING_MODES), description: 'each: one message per trigger. hourly, daily: at most one digest per hour or day.' } },
-        additionalProperties: true,
+        properties: {
+          mode: {
+            ...enumOf(PACING_MODES),
+            description: 'each (default): one message per trigger. hourly, daily: event alerts collect matching events and send one digest per hour or day (website timezone) after the period ends; schedule alerts send at most one message per period. Threshold alerts take each only (their messages are already bounded to the condition starting and stopping to hold).',
+          },
+        },
+        additionalProperties: false,
       },
     },
     additionalProperties: false,
@@ -72,36 +139,57 @@ export const automationSchemas: Record<string, Schema> = {
       template_id: nullable(str),
       status: enumOf(AUTOMATION_STATUSES),
       spec: ref('AutomationSpec'),
+      website_id: str,
+      timezone: { ...str, description: 'The website timezone stored at creation: crons and periods are read in it.' },
+      currency: { ...str, description: 'The website currency stored at creation: amounts are formatted in it.' },
+      state: {
+        type: 'object',
+        description: 'Threshold alerts: whether the condition holds (firing) and the last evaluation. Schedule and threshold alerts: next_run_at.',
+        properties: {
+          firing: { type: 'boolean' },
+          last_evaluated_at: nullable(dateTime),
+          last_value: nullable({ type: 'number' }),
+          next_run_at: nullable(dateTime),
+        },
+        additionalProperties: true,
+      },
       created_at: dateTime,
       updated_at: dateTime,
     },
     additionalProperties: true,
   },
+  AutomationDelivery: {
+    type: 'object',
+    required: ['id', 'channel', 'to', 'status'],
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      channel: enumOf(DELIVERY_CHANNELS),
+      to: str,
+      status: {
+        ...enumOf(DELIVERY_STATUSES),
+        description: 'queued (waiting, or waiting to retry after a failure: see attempts, error, next_attempt_at), sending, sent, failed (given up: a permanent error or attempts used up; an operator can retry it), skipped.',
+      },
+      attempts: { type: 'integer', minimum: 0 },
+      error: nullable(str),
+      next_attempt_at: nullable(dateTime),
+      sent_at: nullable(dateTime),
+    },
+    additionalProperties: true,
+  },
   AutomationRun: {
     type: 'object',
-    required: ['id', 'started_at', 'status', 'test', 'deliveries'],
+    required: ['id', 'started_at', 'status', 'test', 'trigger', 'deliveries'],
     properties: {
-      id: str,
+      id: { type: 'string', format: 'uuid' },
       started_at: dateTime,
       finished_at: nullable(dateTime),
-      status: enumOf(['queued', 'running', 'sent', 'skipped', 'failed']),
+      status: { ...enumOf(RUN_STATUSES), description: 'queued while a delivery is queued or sending; sent when every delivery was sent; failed when one failed.' },
       test: { type: 'boolean' },
-      trigger: { type: 'string', description: 'What started it: an event type, schedule, or manual.' },
-      deliveries: {
-        type: 'array',
-        items: {
-          type: 'object',
-          required: ['channel', 'to', 'status'],
-          properties: {
-            channel: enumOf(DELIVERY_CHANNELS),
-            to: str,
-            status: enumOf(['queued', 'sent', 'failed']),
-            error: nullable(str),
-            sent_at: nullable(dateTime),
-          },
-          additionalProperties: true,
-        },
-      },
+      trigger: { ...enumOf(RUN_TRIGGERS), description: 'What started it: an event, a digest of events, the schedule, the threshold starting (threshold) or stopping (recovery) to hold, or POST /run (manual).' },
+      composed_by: { ...enumOf(['template', 'ai']), description: 'Who wrote the message.' },
+      compose_note: nullable({ ...str, description: 'Why the template was used although ai was asked for (the model failed, omitted a figure or stated a number not gathered).' }),
+      link: { ...str, description: 'The API query the message was built from.' },
+      deliveries: { type: 'array', items: ref('AutomationDelivery') },
     },
     additionalProperties: true,
   },
@@ -114,19 +202,22 @@ export const automationSchemas: Record<string, Schema> = {
   },
   AutomationCreate: {
     type: 'object',
-    description: 'name plus a template_id, a spec, or both (a spec given with a template replaces the template\'s starter spec). A new alert starts active (decided).',
+    description: 'name plus a template_id, a spec, or both. A template_id alone takes the template\'s starter spec with `deliver` from the body (required then); a spec given with a template replaces the starter spec. A new alert starts active (decided). At most 2,000 alerts per website (decided; more is 409 conflict).',
     required: ['name'],
     anyOf: [{ required: ['template_id'] }, { required: ['spec'] }],
+    examples: [{ name: 'Every new conversion', spec: { version: 1, trigger: { kind: 'event', events: ['conversion.created'] }, deliver: [{ channel: 'email', to: ['team@example.com'] }] } }],
     properties: {
       name: { type: 'string', minLength: 1, maxLength: 200 },
       template_id: { type: 'string', minLength: 1 },
       spec: ref('AutomationSpec'),
+      deliver: { type: 'array', minItems: 1, maxItems: 10, items: delivery, description: 'With template_id and no spec: where the starter spec delivers.' },
     },
     additionalProperties: false,
   },
   AutomationPatch: {
     type: 'object',
     minProperties: 1,
+    examples: [{ status: 'paused' }],
     properties: {
       name: { type: 'string', minLength: 1, maxLength: 200 },
       spec: { ...ref('AutomationSpec'), description: 'The whole spec, replacing the old one.' },
@@ -145,11 +236,23 @@ export const automationSchemas: Record<string, Schema> = {
         properties: {
           event_catalog: {
             type: 'array',
-            items: { type: 'object', required: ['type', 'description'], properties: { type: str, description: str }, additionalProperties: true },
+            items: {
+              type: 'object',
+              required: ['type', 'description', 'fields'],
+              properties: {
+                type: str,
+                description: str,
+                fields: {
+                  type: 'array',
+                  items: { type: 'object', required: ['name', 'type'], properties: { name: str, type: enumOf(['string', 'number', 'boolean']), description: str }, additionalProperties: true },
+                },
+              },
+              additionalProperties: true,
+            },
           },
           templates: {
             type: 'array',
-            items: { type: 'object', required: ['id', 'name'], properties: { id: str, name: str, description: str, spec: ref('AutomationSpec') }, additionalProperties: true },
+            items: { type: 'object', required: ['id', 'name', 'spec'], properties: { id: str, name: str, description: str, spec: ref('AutomationSpec') }, additionalProperties: true },
           },
         },
         required: ['event_catalog', 'templates'],
@@ -165,9 +268,11 @@ export const automationSchemas: Record<string, Schema> = {
         type: 'object',
         required: ['run_id', 'test', 'queued'],
         properties: {
-          run_id: str,
+          run_id: { type: 'string', format: 'uuid' },
           test: { type: 'boolean' },
-          queued: { type: 'array', items: delivery, description: 'Where the message was queued.' },
+          queued: { type: 'array', items: delivery, description: 'Where the message was queued: one delivery per recipient, grouped by channel.' },
+          composed_by: enumOf(['template', 'ai']),
+          compose_note: nullable(str),
         },
         additionalProperties: true,
       },

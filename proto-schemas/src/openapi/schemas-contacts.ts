@@ -6,6 +6,17 @@ import type { Schema } from './types';
 
 const str = { type: 'string' } as const;
 
+const INBOUND_EVENT_EXAMPLE = {
+  event_type: 'purchase',
+  event_name: 'order_completed',
+  occurred_at: '2026-03-02T14:05:00Z',
+  email: 'ada@example.com',
+  anonymous_id: '5f1c2a9e-6d1b-4c57-9a0e-2b7d8c3e4f10',
+  revenue: 129.9,
+  currency: 'EUR',
+  properties: { order_id: 'A-1042' },
+};
+
 /** Fields PATCH accepts; everything else on a contact is read-only. */
 export const CONTACT_WRITABLE_FIELDS = [
   'status', 'sales_value', 'quote_value', 'currency', 'notes', 'lead_status_raw', 'lifecycle_stage_raw', 'is_spam',
@@ -121,6 +132,7 @@ export const contactSchemas: Record<string, Schema> = {
     // propertyNames fails first, as an enum, so the problem lists the writable fields in `allowed`.
     propertyNames: { enum: [...CONTACT_WRITABLE_FIELDS] },
     additionalProperties: false,
+    examples: [{ status: 'won', sales_value: 12000, currency: 'EUR', notes: null }],
   },
   JourneySession: {
     type: 'object',
@@ -165,19 +177,20 @@ export const contactSchemas: Record<string, Schema> = {
   },
   InboundEvent: {
     type: 'object',
-    description: 'A server-side event. Needs email, phone or anonymous_id to be attributable; one with none of them is still accepted and recorded, credited to Unattributed (decided: the spec leaves it open, and refusing it would lose a real outcome).',
+    description: 'A server-side event. Needs email, phone or anonymous_id to be attributable; one with none of them is still accepted and recorded, credited to Unattributed (decided: the spec leaves it open, and refusing it would lose a real outcome). An event is rejected (with its index in `errors`, the rest of the batch accepted) when any of its strings, property names included, holds a NUL character or a lone UTF-16 surrogate, when a string given is empty, or when a date is outside what the stores hold: so every accepted event is stored.',
     properties: {
-      event_type: { type: 'string', maxLength: 100, description: '`custom` when omitted. `conversion` and `purchase` record a conversion (a contact row, attributed to the journey of its identity); any other value is behaviour. The tracker sends `pageview`, `outbound`, `form_submit`, `custom` and `identify`.' },
-      event_name: { type: 'string', maxLength: 200 },
-      occurred_at: { ...dateTime, description: 'Time of the source event; defaults to receipt time. Historical times are accepted (backfill).' },
+      event_type: { type: 'string', minLength: 1, maxLength: 100, description: '`custom` when omitted. `conversion` and `purchase` record a conversion (a contact row, attributed to the journey of its identity); any other value is behaviour. The tracker sends `pageview`, `outbound`, `form_submit`, `custom` and `identify`.' },
+      event_name: { type: 'string', minLength: 1, maxLength: 200 },
+      occurred_at: { ...dateTime, description: 'Time of the source event; defaults to receipt time. Historical times are accepted (backfill), from 2000-01-01T00:00:00Z up to 2099-12-31T23:59:59.999Z and at most 10 minutes ahead of the server clock; seconds run 00-59 (a leap second 23:59:60 is refused).' },
       email: { type: 'string', format: 'email', maxLength: 320 },
-      phone: { type: 'string', maxLength: 40 },
-      anonymous_id: { type: 'string', maxLength: 200, description: 'Value of the visitor\'s _sl_aid cookie.' },
+      phone: { type: 'string', minLength: 1, maxLength: 40 },
+      anonymous_id: { type: 'string', minLength: 1, maxLength: 200, description: 'Value of the visitor\'s _sl_aid cookie.' },
       revenue: { type: 'number', description: 'Major currency units.' },
       currency: currencyCode,
-      properties: { type: 'object', additionalProperties: true },
+      properties: { type: 'object', additionalProperties: true, description: 'Free-form; nested at most 15 levels.' },
     },
     additionalProperties: false,
+    examples: [INBOUND_EVENT_EXAMPLE],
   },
   EventsRequest: {
     type: 'object',
@@ -188,11 +201,13 @@ export const contactSchemas: Record<string, Schema> = {
         type: 'array',
         minItems: 1,
         maxItems: MAX_EVENTS_PER_BATCH,
-        description: 'Items are checked one by one: a malformed item is reported in `errors`, the rest are accepted. A batch over the maximum is refused whole (400).',
-        items: { type: 'object', description: 'An InboundEvent (components.schemas.InboundEvent), checked item by item by the ingest service.' },
+        description: 'Items are checked one by one by the ingest service (x-sightline-checked-per-item): an item that is not a valid InboundEvent is reported in `errors` with its index, and the rest are accepted. A batch over the maximum is refused whole (400).',
+        items: ref('InboundEvent'),
+        'x-sightline-checked-per-item': true,
       },
     },
     additionalProperties: false,
+    examples: [{ events: [INBOUND_EVENT_EXAMPLE] }],
   },
   EventsResponse: {
     type: 'object',

@@ -120,7 +120,7 @@ export const crmSchemas: Record<string, Schema> = {
   },
   Change: {
     type: 'object',
-    required: ['id', 'type', 'source', 'occurred_at'],
+    required: ['id', 'type', 'source', 'occurred_at', 'recorded_at', 'data'],
     properties: {
       id: { type: 'string', description: 'Unique per change; a redelivered write never appears twice.' },
       type: { type: 'string', description: `Change type, for example ${CHANGE_TYPES.slice(0, 4).join(', ')}. Clients ignore types they do not know.` },
@@ -135,7 +135,7 @@ export const crmSchemas: Record<string, Schema> = {
   },
   ChangesResponse: {
     type: 'object',
-    required: ['changes', 'meta'],
+    required: ['changes', 'next_cursor', 'meta'],
     properties: {
       changes: { type: 'array', items: ref('Change'), description: 'Newest first.' },
       next_cursor: { type: 'string', description: 'Always present: while meta.has_more is true it fetches the next page; when false, it is the cursor the next run starts from (only newer changes).' },

@@ -1,28 +1,47 @@
 // Component schemas of funnel definitions and their computed results.
-import { ATTRIBUTION_MODEL_NAMES } from '../registry/attribution';
-import { FILTER_DIMENSIONS } from '../registry/dimensions';
+import { ATTRIBUTION_MODEL_NAMES, DEFAULT_LOOKBACK_DAYS } from '../registry/attribution';
 import { FUNNEL_STEPS } from '../registry/limits';
-import { FUNNEL_BEHAVIOURAL_CONDITIONS, FUNNEL_SCOPES, FUNNEL_STEP_ORDERS, FUNNEL_STEP_ORDER_DESCRIPTIONS, REVENUE_EVENTS } from '../registry/vocabulary';
+import {
+  FUNNEL_BEHAVIOURAL_CONDITIONS,
+  FUNNEL_FILTER_DIMENSIONS,
+  FUNNEL_KNOWN_EVENT_TYPES,
+  FUNNEL_NO_CLICK_TEXT_EVENT_TYPES,
+  FUNNEL_SCOPES,
+  FUNNEL_STEP_ORDERS,
+  FUNNEL_STEP_ORDER_DESCRIPTIONS,
+  FUNNEL_UNNAMED_EVENT_TYPES,
+  REVENUE_EVENTS,
+} from '../registry/vocabulary';
 import { dateTime, enumOf, nullable, ref } from './refs';
 import type { Schema } from './types';
 
 /** Decided: the window a person has to complete the funnel, counted from the first step. */
 export const FUNNEL_WINDOW_DAYS = { default: 30, minimum: 1, maximum: 365 } as const;
 
-const behaviouralConditions: Schema = {
-  type: 'object',
-  title: 'Behavioural step',
-  description: 'Any of the matchers; all given must match the same event. `*` is the wildcard. A matcher that can never match is 400 invalid-request.',
-  minProperties: 1,
-  properties: Object.fromEntries(FUNNEL_BEHAVIOURAL_CONDITIONS.map((name) => [name, { type: 'string', minLength: 1, maxLength: 500 }])),
-  additionalProperties: false,
+/** Decided: the most funnel definitions one website keeps. */
+export const MAX_FUNNELS_PER_WEBSITE = 200;
+
+const MATCHER_TEXT: Record<(typeof FUNNEL_BEHAVIOURAL_CONDITIONS)[number], string> = {
+  event_type: `Type of the event: one Sightline records (${FUNNEL_KNOWN_EVENT_TYPES.join(', ')}) or one the website has sent with POST /events. A pattern matching none of them is refused.`,
+  path_matches: 'Path of the page (no query string, no fragment), e.g. `/pricing` or `/blog/*`. Must start with `/` or `*`.',
+  event_name_matches: `Name of the event (custom events, outbound links, server-side events). ${FUNNEL_UNNAMED_EVENT_TYPES.join(', ')} carry no name, so this matcher cannot be combined with those types.`,
+  url_matches: 'Full page URL including the query string, e.g. `https://example.com/pricing?plan=*`. Must start with `http://`, `https://` or `*`.',
+  click_text_matches: `Click text: the \`text\` property of a custom or outbound event. ${FUNNEL_NO_CLICK_TEXT_EVENT_TYPES.join(', ')} carry none, so this matcher cannot be combined with those types.`,
 };
 
-const revenueConditions: Schema = {
+const conditions: Schema = {
   type: 'object',
-  title: 'Revenue step',
-  required: ['source', 'revenue_event'],
-  properties: { source: { const: 'revenue' }, revenue_event: enumOf(REVENUE_EVENTS) },
+  description: [
+    'A behavioural step gives any of the matchers; all given must match the same event. Each matcher is a pattern over the whole value, case-sensitive, where `*` matches any run of characters (including none) and every other character is literal; an absent value (an event without a name, a page or click text) matches no pattern, not even `*`.',
+    `A revenue step gives \`source\` = \`revenue\` and \`revenue_event\`: a subscription lifecycle fact (milestone.reached from a connected CRM, a billing system or a file import, whose stage is one of ${REVENUE_EVENTS.join(', ')}), keyed by the person it names (identity, else email).`,
+    'The two kinds cannot be mixed in one step. A matcher that can never match is 400 invalid-request naming the step (with `allowed` where a fixed set applies).',
+  ].join(' '),
+  minProperties: 1,
+  properties: {
+    ...Object.fromEntries(FUNNEL_BEHAVIOURAL_CONDITIONS.map((name) => [name, { type: 'string', minLength: 1, maxLength: 500, description: MATCHER_TEXT[name] }])),
+    source: { const: 'revenue', description: 'Marks a revenue step.' },
+    revenue_event: enumOf(REVENUE_EVENTS),
+  },
   additionalProperties: false,
 };
 
@@ -30,13 +49,20 @@ const stepOrderText = FUNNEL_STEP_ORDERS.map((o) => `${o}: ${FUNNEL_STEP_ORDER_D
 
 const definitionProperties: Record<string, Schema> = {
   name: { type: 'string', minLength: 1, maxLength: 200, description: 'Defaults to the step names joined with " → ".' },
-  scope: { ...enumOf(FUNNEL_SCOPES), default: 'visitor', description: 'Who is counted: visitor (anonymous id) or user (identified person). A funnel mixing behavioural and revenue steps requires visitor; otherwise it is 400 unsupported-combination.' },
-  step_order: { ...enumOf(FUNNEL_STEP_ORDERS), default: 'sequential', description: stepOrderText },
-  window_days: { type: 'integer', minimum: FUNNEL_WINDOW_DAYS.minimum, maximum: FUNNEL_WINDOW_DAYS.maximum, default: FUNNEL_WINDOW_DAYS.default, description: 'Days a person has, from the first step, to complete the funnel.' },
+  scope: {
+    ...enumOf(FUNNEL_SCOPES),
+    default: 'visitor',
+    description: 'Who is counted. visitor: every person, anonymous or known, with their devices stitched together by the identity graph (a visitor who identifies later is one person with their earlier anonymous history). user: only identified people (known by an email or phone from any of their events, or named by a revenue fact), with their whole stitched history. A funnel mixing behavioural and revenue steps requires visitor; otherwise it is 400 unsupported-combination.',
+  },
+  step_order: { ...enumOf(FUNNEL_STEP_ORDERS), default: 'sequential', description: `${stepOrderText} strict cannot hold revenue steps (a CRM fact is not part of the tracked sequence): 400 unsupported-combination.` },
+  window_days: {
+    type: 'integer', minimum: FUNNEL_WINDOW_DAYS.minimum, maximum: FUNNEL_WINDOW_DAYS.maximum, default: FUNNEL_WINDOW_DAYS.default,
+    description: 'Days a person has, counted from the moment of the first step, to complete the funnel (every later step at most window_days × 24 h after it, that instant included). The first step must fall inside the requested period; later steps may fall after its end.',
+  },
   filters: {
     type: 'object',
-    description: 'Audience filter: dimension name to the value it must equal.',
-    propertyNames: enumOf(FILTER_DIMENSIONS),
+    description: 'Audience filter: dimension name to the value it must equal. It applies to the event that enters the funnel (its own attributes and its session\'s); `identified` (true/false) applies to the person. A session filter on a funnel whose first step is a revenue step is 400 unsupported-combination (a revenue fact has no session).',
+    propertyNames: enumOf(FUNNEL_FILTER_DIMENSIONS),
     additionalProperties: { type: ['string', 'boolean', 'number'] },
   },
   steps: { type: 'array', minItems: FUNNEL_STEPS.minimum, maxItems: FUNNEL_STEPS.maximum, items: ref('FunnelStep') },
@@ -49,9 +75,12 @@ const stepResult: Schema = {
     index: { type: 'integer', minimum: 0 },
     name: { type: 'string' },
     reached: { type: 'integer', minimum: 0, description: 'People who satisfied this step and every earlier one; never increases along the funnel.' },
-    conv_vs_prev: nullable({ type: 'number', minimum: 0, maximum: 1, description: 'reached divided by the previous step\'s reached; null on the first step.' }),
-    conv_vs_first: nullable({ type: 'number', minimum: 0, maximum: 1, description: 'reached divided by the first step\'s reached.' }),
-    median_seconds_from_previous: nullable({ type: 'number', minimum: 0, description: 'Median time from the previous step to this one; null on the first step or with nobody reaching it.' }),
+    conv_vs_prev: nullable({ type: 'number', minimum: 0, maximum: 1, description: 'reached divided by the previous step\'s reached; null on the first step, or when the previous step has nobody.' }),
+    conv_vs_first: nullable({ type: 'number', minimum: 0, maximum: 1, description: 'reached divided by the first step\'s reached; null when nobody entered.' }),
+    median_seconds_from_previous: nullable({
+      type: 'number', minimum: 0,
+      description: 'Median time from the previous step to this one over the people who reached it (the mean of the two middle values for an even count); null on the first step, with nobody reaching it, and under any_order (steps done in any order have no step-to-step time).',
+    }),
   },
   additionalProperties: true,
 };
@@ -59,9 +88,9 @@ const stepResult: Schema = {
 const breakdownCounts: Schema = {
   type: 'object',
   properties: {
-    entered: { type: 'number', minimum: 0, description: 'Credit for entering the funnel; fractional under linear, u_shaped and time_decay.' },
-    completed: { type: 'number', minimum: 0 },
-    conversion_rate: nullable({ type: 'number', minimum: 0 }),
+    entered: { type: 'number', minimum: 0, description: 'Credit for the people who entered the funnel; fractional under linear, u_shaped and time_decay.' },
+    completed: { type: 'number', minimum: 0, description: 'Credit for the people who completed every step, with the same touch weights as `entered`.' },
+    conversion_rate: nullable({ type: 'number', minimum: 0, maximum: 1, description: 'completed / entered of this row; null when entered is 0.' }),
   },
   additionalProperties: true,
 };
@@ -72,7 +101,7 @@ export const funnelSchemas: Record<string, Schema> = {
     required: ['name', 'conditions'],
     properties: {
       name: { type: 'string', minLength: 1, maxLength: 200 },
-      conditions: { oneOf: [behaviouralConditions, revenueConditions] },
+      conditions,
     },
     additionalProperties: false,
   },
@@ -81,18 +110,38 @@ export const funnelSchemas: Record<string, Schema> = {
     required: ['steps'],
     properties: definitionProperties,
     additionalProperties: false,
+    examples: [{
+      name: 'Pricing to signup',
+      scope: 'visitor',
+      step_order: 'sequential',
+      window_days: 14,
+      steps: [
+        { name: 'Pricing', conditions: { path_matches: '/pricing*' } },
+        { name: 'Any page after', conditions: { event_type: 'pageview' } },
+      ],
+    }],
   },
   FunnelPatch: {
     type: 'object',
-    description: 'Only the fields being changed. `steps` replaces the whole list (a new meaning, not a merge).',
+    description: 'Only the fields being changed. `steps` replaces the whole list (a new meaning, not a merge). The result is validated as a whole, as at creation.',
     minProperties: 1,
     properties: definitionProperties,
     additionalProperties: false,
+    examples: [{ name: 'Pricing to signup (30 days)', window_days: 30 }],
   },
   Funnel: {
     type: 'object',
     required: ['id', 'name', 'scope', 'step_order', 'window_days', 'filters', 'steps'],
-    properties: { id: { type: 'string', format: 'uuid' }, ...definitionProperties, created_at: dateTime, updated_at: dateTime },
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      ...definitionProperties,
+      read_model: {
+        type: 'string', enum: ['building', 'ready'], readOnly: true,
+        description: 'Whether the funnel\'s precomputed attempts are built for its current definition. A new funnel, or a change of steps, step_order, window_days or an event filter, is building for a while (seconds to about a minute per 10M events); reads are exact either way, answered from the raw events until it is ready (slower), then from the attempts (`meta.computed_from`).',
+      },
+      created_at: dateTime,
+      updated_at: dateTime,
+    },
     additionalProperties: true,
   },
   FunnelStepsResponse: {
@@ -102,7 +151,7 @@ export const funnelSchemas: Record<string, Schema> = {
       data: { type: 'array', items: stepResult },
       previous: {
         type: 'object',
-        description: 'With compare_days: the comparison window\'s steps.',
+        description: 'With compare_days: the comparison window (the same length as the requested one) and its steps, computed by the same rules.',
         required: ['window', 'data'],
         properties: { window: ref('Window'), data: { type: 'array', items: stepResult } },
         additionalProperties: true,
@@ -120,7 +169,7 @@ export const funnelSchemas: Record<string, Schema> = {
         items: {
           type: 'object',
           required: ['value'],
-          description: 'One row per dimension value. With one model the counts sit on the row; with several, one object per model name.',
+          description: `One row per dimension value, ordered by the first model's entering credit (largest first), then value. Each person who entered is credited, per model, across the touches (sessions) they had in the ${DEFAULT_LOOKBACK_DAYS} days up to the moment they entered the funnel (oldest first); the same weights credit completing when they completed. A person with no touch is credited to \`Unattributed\`; an empty value is \`(none)\`. Values beyond \`limit\` are folded into one \`Other\` row, so rows add up to the funnel's entered and completed counts under every model. With one model the counts sit on the row; with several, one object per model name.`,
           properties: {
             value: { type: 'string' },
             ...(breakdownCounts['properties'] as Record<string, Schema>),
@@ -128,6 +177,12 @@ export const funnelSchemas: Record<string, Schema> = {
           },
           additionalProperties: true,
         },
+      },
+      totals: {
+        type: 'object',
+        description: 'People who entered and who completed the funnel in the window: what the rows add up to under every model.',
+        properties: { entered: { type: 'integer', minimum: 0 }, completed: { type: 'integer', minimum: 0 } },
+        additionalProperties: true,
       },
       meta: ref('Meta'),
     },

@@ -35,6 +35,8 @@ export const DEFAULT_PERIOD = 'last 30 days';
 
 export const MAX_GROUP_BY_DIMENSIONS = 4;
 export const MAX_EVENTS_PER_BATCH = 200;
+/** Decided: requests per minute per client address for callers without a valid key (and for refusals before a key is read). */
+export const UNAUTHENTICATED_REQUESTS_PER_MINUTE = 60;
 export const FUNNEL_STEPS = { minimum: 2, maximum: 10 } as const;
 export const CHANGE_RETENTION_DAYS = 90;
 /** GET /changes with neither cursor nor since returns this many hours back. */

@@ -21,6 +21,25 @@ export const REVENUE_EVENTS = [
   'subscription_upgraded', 'subscription_downgraded', 'subscription_churned', 'payment_succeeded',
   'payment_refunded',
 ] as const;
+/**
+ * The event types Sightline itself records (the tracker's five, and the two conversion types of
+ * POST /events). A funnel step's `event_type` must match one of these or a type the website has sent.
+ */
+export const FUNNEL_KNOWN_EVENT_TYPES = ['pageview', 'outbound', 'form_submit', 'custom', 'identify', 'conversion', 'purchase'] as const;
+/** Event types that never carry an event name: `event_name_matches` on them can never match. */
+export const FUNNEL_UNNAMED_EVENT_TYPES = ['pageview', 'form_submit', 'identify'] as const;
+/** Event types that never carry click text (`properties.text`): `click_text_matches` on them can never match. */
+export const FUNNEL_NO_CLICK_TEXT_EVENT_TYPES = ['pageview', 'form_submit', 'identify', 'conversion', 'purchase'] as const;
+/**
+ * Decided: the audience filter of a funnel applies to the event that enters it (its own attributes
+ * and its session's), plus `identified` for the person. Other filter dimensions describe outcomes,
+ * ads or CRM records that a funnel entry does not have.
+ */
+export const FUNNEL_FILTER_DIMENSIONS = [
+  'channel', 'source', 'medium', 'campaign', 'utm_term', 'utm_content', 'referrer_domain', 'landing_page',
+  'country', 'region', 'city', 'device_type', 'browser', 'operating_system', 'page', 'hostname', 'page_title',
+  'event_name', 'event_type', 'identified',
+] as const;
 
 export const STAGE_BUCKETS = ['open', 'won', 'lost', 'other'] as const;
 
@@ -50,9 +69,22 @@ export const CHANGE_TYPES = [
 
 export const AUTOMATION_STATUSES = ['active', 'paused'] as const;
 export const AUTOMATION_TRIGGER_KINDS = ['event', 'schedule', 'threshold'] as const;
-/** `chat` posts to a channel of a chat workspace connected in the app (incoming webhook). */
+/** `chat` posts with chat.postMessage to a channel of the Slack workspace connected to the Sightline workspace. */
 export const DELIVERY_CHANNELS = ['email', 'chat'] as const;
 /** Decided: `each` sends per trigger; hourly and daily send at most one digest per period. */
 export const PACING_MODES = ['each', 'hourly', 'daily'] as const;
+/** Decided: operators of an event alert's `filters` (gt..lte compare numeric fields). */
+export const AUTOMATION_FILTER_OPS = ['eq', 'ne', 'in', 'nin', 'contains', 'not_contains', 'gt', 'gte', 'lt', 'lte'] as const;
+/** Comparisons of a threshold condition. */
+export const CONDITION_OPS = ['gt', 'gte', 'lt', 'lte'] as const;
+/** What a threshold condition compares the gathered number with. */
+export const CONDITION_COMPARES = ['value', 'previous_period'] as const;
+/** How a comparison with the previous period is measured. */
+export const CONDITION_CHANGES = ['absolute', 'percent'] as const;
+/** What started a run; `recovery` is a threshold alert back to normal. */
+export const RUN_TRIGGERS = ['event', 'digest', 'schedule', 'threshold', 'recovery', 'manual'] as const;
+export const RUN_STATUSES = ['queued', 'sent', 'failed', 'skipped'] as const;
+/** `failed` is the dead state: given up (a permanent error, or attempts used up) until an operator retries it. */
+export const DELIVERY_STATUSES = ['queued', 'sending', 'sent', 'failed', 'skipped'] as const;
 
 export const EVENT_TYPES_NAMED = ['pageview', 'custom'] as const;

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { connect } from 'amqplib';
 import pino from 'pino';
 import { describeBusContract, type ContractNames } from './bus.contract';
-import { testValidator } from './bus.test-fixtures';
+import { testValidator } from '../../testing/validators';
 import { AmqpBus } from './amqp-bus';
 import { createBus } from './index';
 import { busNames } from './names';
@@ -27,11 +27,13 @@ async function deleteNamespace(used: ContractNames): Promise<void> {
   try {
     const ch = await conn.createChannel();
     for (const service of used.services) {
-      for (const queue of [names.serviceQueue(service), names.retryQueue(service), names.deadLetterQueue(service), names.rpcQueue(service)]) {
+      const partitions = Array.from({ length: used.partitions }, (_, n) => [names.partitionQueue(service, n), names.partitionRetryQueue(service, n)]).flat();
+      for (const queue of [names.serviceQueue(service), names.retryQueue(service), names.deadLetterQueue(service), names.rpcQueue(service), ...partitions]) {
         await ch.deleteQueue(queue);
       }
     }
     await ch.deleteExchange(names.exchange);
+    await ch.deleteExchange(names.membersExchange);
   } finally {
     await conn.close();
   }
@@ -39,7 +41,7 @@ async function deleteNamespace(used: ContractNames): Promise<void> {
 
 describeBusContract(
   'amqp',
-  async (options) => createBus({ url: URL, namespace, validator: options?.validator ?? testValidator, logger }),
+  async (options) => createBus({ url: URL, namespace, validator: options?.validator ?? testValidator, logger, ...(options?.partitions ? { partitions: options.partitions } : {}) }),
   { cleanup: deleteNamespace },
 );
 
@@ -68,7 +70,7 @@ describe('amqp driver specifics', () => {
     } finally {
       await a.close();
       await b.close();
-      await deleteNamespace({ services: [service] });
+      await deleteNamespace({ services: [service], partitions: 1 });
     }
   });
 

@@ -26,6 +26,7 @@ import {
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { busMetrics, type BusMetrics } from './bus-metrics';
+import { busTelemetry, type BusTelemetry } from './bus-telemetry';
 import {
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_PREFETCH,
@@ -36,17 +37,22 @@ import {
 } from './delivery';
 import { decodeDeadLetter, encodeEnvelope } from './envelope';
 import { busNames, DEFAULT_NAMESPACE, HEADER, rpcServiceOf, type BusNames } from './names';
+import { consumerGroup, DEFAULT_HEARTBEAT_MS, DEFAULT_PARTITIONS, PartitionBalancer, routingKeyOf, splitTypes, type MemberNote, type MembershipChannel, type PartitionSettings } from './partitions';
 import { answerRpc, encodeRpcRequest, readRpcReply } from './rpc-wire';
 import {
   BusClosedError,
+  RpcNoConsumerError,
   RpcTimeoutError,
   type Bus,
+  type BusHealth,
   type ConsumeOptions,
   type Consumer,
   type DeadLetter,
   type Envelope,
   type MessageValidator,
   type PublishInput,
+  type QueueKind,
+  type QueueStat,
   type RpcCallOptions,
   type ServeRpcOptions,
 } from './types';
@@ -59,6 +65,8 @@ export interface AmqpBusOptions {
   metrics?: Registry;
   /** Connection attempts before `connect` gives up at startup (later drops retry forever). Default 3. */
   connectAttempts?: number;
+  /** Partitioned types and their partition count (default: none partitioned, 1 partition). */
+  partitions?: PartitionSettings;
 }
 
 const REPLY_TO = 'amq.rabbitmq.reply-to';
@@ -67,6 +75,7 @@ const JSON_TYPE = 'application/json';
 
 interface PendingCall {
   method: string;
+  service: string;
   resolve(value: unknown): void;
   reject(err: Error): void;
   timer: NodeJS.Timeout;
@@ -82,15 +91,20 @@ interface ConsumerHost {
 export class AmqpBus implements Bus {
   readonly driver = 'amqp' as const;
   readonly namespace: string;
+  readonly partitions: number;
+  private readonly partitioning: PartitionSettings;
+  private readonly balancers = new Set<PartitionBalancer>();
   private readonly names: BusNames;
   private readonly validator: MessageValidator;
   private readonly logger: Logger;
   private readonly metrics: BusMetrics;
+  private readonly telemetry: BusTelemetry;
   private readonly consumers = new Set<AmqpConsumer>();
   private readonly pending = new Map<string, PendingCall>();
   private publisher: Promise<ConfirmChannel> | null = null;
   private rpcChannel: Promise<Channel> | null = null;
   private closed = false;
+  private connected = true;
 
   private constructor(
     private readonly connection: RecoveringChannelModel,
@@ -101,6 +115,9 @@ export class AmqpBus implements Bus {
     this.validator = options.validator;
     this.logger = options.logger;
     this.metrics = busMetrics(options.metrics);
+    this.telemetry = busTelemetry(options.metrics);
+    this.partitioning = options.partitions ?? { count: DEFAULT_PARTITIONS, types: new Set() };
+    this.partitions = this.partitioning.count;
   }
 
   /** Connects (retrying a few times) and keeps reconnecting with backoff after any drop. */
@@ -119,8 +136,14 @@ export class AmqpBus implements Bus {
     }
     const bus = new AmqpBus(connection, options);
     connection.on('error', (err: Error) => options.logger.warn({ err: err.message }, 'bus: connection error'));
-    connection.on('disconnect', (err: Error) => options.logger.warn({ err: err.message }, 'bus: connection lost; reconnecting'));
-    connection.on('connect', () => options.logger.info('bus: connected to RabbitMQ'));
+    connection.on('disconnect', (err: Error) => {
+      bus.connected = false;
+      options.logger.warn({ err: err.message }, 'bus: connection lost; reconnecting');
+    });
+    connection.on('connect', () => {
+      bus.connected = true;
+      options.logger.info('bus: connected to RabbitMQ');
+    });
     connection.on('reconnect-failed', (err: Error) => options.logger.error({ err: err.message }, 'bus: gave up reconnecting'));
     return bus;
   }
@@ -132,28 +155,37 @@ export class AmqpBus implements Bus {
 
   async publishMany(inputs: PublishInput[]): Promise<Envelope[]> {
     this.assertOpen();
+    const keys = inputs.map((input) => routingKeyOf(input, this.partitioning, this.names.partitionKey));
     const encoded = inputs.map((input) => encodeEnvelope(input, this.validator));
-    const channel = await this.getPublisher();
-    await Promise.all(
-      encoded.map(({ envelope, body }) =>
-        confirmPublish(channel, this.names.exchange, envelope.type, Buffer.from(body), {
-          persistent: true,
-          mandatory: true,
-          contentType: JSON_TYPE,
-          messageId: envelope.id,
-          type: envelope.type,
-          appId: envelope.source,
-          timestamp: Math.floor(Date.now() / 1000),
-        }).then(() => this.metrics.count('published', envelope.source)),
-      ),
-    );
+    const publishing = this.telemetry.publishing(encoded.map((e) => e.envelope.type));
+    try {
+      const channel = await this.getPublisher();
+      await Promise.all(
+        encoded.map(({ envelope, body }, i) =>
+          confirmPublish(channel, this.names.exchange, keys[i] as string, Buffer.from(body), {
+            persistent: true,
+            mandatory: true,
+            contentType: JSON_TYPE,
+            messageId: envelope.id,
+            type: envelope.type,
+            appId: envelope.source,
+            timestamp: Math.floor(Date.now() / 1000),
+            headers: publishing.headers,
+          }).then(() => this.metrics.count('published', envelope.source)),
+        ),
+      );
+    } catch (error) {
+      publishing.done(error);
+      throw error;
+    }
+    publishing.done();
     return encoded.map((e) => e.envelope);
   }
 
   async consume(options: ConsumeOptions): Promise<Consumer> {
     this.assertOpen();
     const { service } = options;
-    const queue = this.names.serviceQueue(service);
+    const { plain, partitioned } = splitTypes(options.types, this.partitioning);
     const retryQueue = this.names.retryQueue(service);
     const deadQueue = this.names.deadLetterQueue(service);
     const policy: DeliveryPolicy = {
@@ -163,22 +195,101 @@ export class AmqpBus implements Bus {
       retryDelayMs: options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS,
       logger: this.logger,
       service,
+      telemetry: this.telemetry,
     };
-    const consumer = new AmqpConsumer(this.host(), options.prefetch ?? DEFAULT_PREFETCH, {
-      declare: (ch) => this.declareServiceQueue(ch, service, options.types),
+    const prefetch = options.prefetch ?? DEFAULT_PREFETCH;
+    // The service queue always: it carries the plain types, and drains what an older topology left there.
+    const consumer = new AmqpConsumer(this.host(), prefetch, {
+      declare: (ch) => this.declareServiceQueue(ch, service, plain),
       handle: (ch, msg) => this.handleEvent(ch, msg, policy, retryQueue, deadQueue),
     });
     await this.startConsumer(consumer);
-    return consumer;
+    if (partitioned.length === 0) return consumer;
+
+    const balancer = new PartitionBalancer({
+      member: randomUUID(),
+      count: this.partitioning.count,
+      heartbeatMs: this.partitioning.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+      logger: this.logger,
+      open: (onNote) => this.openMembership(service, onNote),
+    });
+    const turns: AmqpConsumer[] = [];
+    try {
+      for (let n = 0; n < this.partitioning.count; n += 1) {
+        const partitionRetry = this.names.partitionRetryQueue(service, n);
+        const turn: AmqpConsumer = new AmqpConsumer(this.host(), prefetch, {
+          declare: (ch) => this.declarePartitionQueue(ch, service, n, partitioned),
+          handle: (ch, msg) => this.handleEvent(ch, msg, policy, partitionRetry, deadQueue),
+          singleActive: { partition: n, shouldYield: () => balancer.shouldYield(n), yieldNow: () => void balancer.yieldTurn(turn) },
+        });
+        turns.push(turn);
+        await this.startConsumer(turn);
+      }
+      await balancer.start(turns);
+    } catch (error) {
+      balancer.halt();
+      for (const turn of turns) turn.stop();
+      throw error;
+    }
+    this.balancers.add(balancer);
+    return consumerGroup([consumer, ...turns], balancer);
+  }
+
+  /** The service's membership channel: an exclusive queue on the members exchange, bound to the service. */
+  private async openMembership(service: string, onNote: (note: MemberNote) => void): Promise<MembershipChannel> {
+    let channel: Channel | null = null;
+    let closed = false;
+    let reopen: NodeJS.Timeout | null = null;
+    const open = async (): Promise<void> => {
+      const ch = await this.connection.createChannel();
+      ch.on('error', (err: Error) => this.logger.debug({ err: err.message }, 'bus: membership channel error'));
+      ch.on('close', () => {
+        if (channel !== ch) return;
+        channel = null;
+        // A dropped connection: announce again once it is back (until then the others may expire us).
+        if (!closed && !this.closed) {
+          reopen = setTimeout(() => void open().catch(() => undefined), 1_000);
+          reopen.unref();
+        }
+      });
+      await ch.assertExchange(this.names.membersExchange, 'topic', { durable: true });
+      const { queue } = await ch.assertQueue('', { exclusive: true, autoDelete: true, durable: false });
+      await ch.bindQueue(queue, this.names.membersExchange, service);
+      await ch.consume(queue, (msg) => {
+        if (!msg) return;
+        try {
+          const note = JSON.parse(msg.content.toString('utf8')) as MemberNote;
+          if (typeof note.member === 'string' && typeof note.leaving === 'boolean') onNote(note);
+        } catch {
+          // Not a note; ignore it.
+        }
+      }, { noAck: true });
+      channel = ch;
+    };
+    await open();
+    return {
+      send: async (note) => {
+        channel?.publish(this.names.membersExchange, service, Buffer.from(JSON.stringify(note)), { persistent: false, contentType: JSON_TYPE });
+      },
+      close: async () => {
+        closed = true;
+        if (reopen) clearTimeout(reopen);
+        const ch = channel;
+        channel = null;
+        if (ch) await ch.close().catch(() => undefined);
+      },
+    };
   }
 
   async serveRpc(options: ServeRpcOptions): Promise<Consumer> {
     this.assertOpen();
     const queue = this.names.rpcQueue(options.service);
-    const ctx = { methods: options.methods, validator: this.validator, logger: this.logger, service: options.service };
+    const ctx = { methods: options.methods, validator: this.validator, logger: this.logger, service: options.service, telemetry: this.telemetry };
     const consumer = new AmqpConsumer(this.host(), options.prefetch ?? DEFAULT_PREFETCH, {
       // Not durable: a request is worthless after its deadline, so a broker restart may drop them.
-      declare: async (ch) => (await ch.assertQueue(queue, { durable: false }), queue),
+      // Auto-deleted when its last consumer leaves, so a request for a service nobody runs has no
+      // queue to go to: the broker returns it (mandatory) and the caller fails fast.
+      declare: async (ch) => (await ch.assertQueue(queue, { durable: false, autoDelete: true }), queue),
       handle: async (ch, msg) => {
         const headers = msg.properties.headers ?? {};
         const method = String(headers[HEADER.method] ?? msg.properties.type ?? '');
@@ -188,7 +299,7 @@ export class AmqpBus implements Bus {
         if (deadline > 0 && Date.now() > deadline) {
           this.logger.debug({ method }, 'bus: rpc request past its deadline; skipped');
         } else if (typeof replyTo === 'string' && typeof correlationId === 'string') {
-          const body = await answerRpc(method, msg.content.toString('utf8'), ctx);
+          const body = await answerRpc(method, msg.content.toString('utf8'), ctx, headers);
           ch.sendToQueue(replyTo, Buffer.from(body), { correlationId, contentType: JSON_TYPE });
         } else {
           this.logger.warn({ method }, 'bus: rpc request without reply-to; dropped');
@@ -202,32 +313,37 @@ export class AmqpBus implements Bus {
 
   async rpc<R = unknown>(method: string, request: unknown, options?: RpcCallOptions): Promise<R> {
     this.assertOpen();
-    const queue = this.names.rpcQueue(rpcServiceOf(method));
-    const body = encodeRpcRequest(method, request, this.validator);
+    const service = rpcServiceOf(method);
+    const queue = this.names.rpcQueue(service);
+    const { body } = encodeRpcRequest(method, request, this.validator);
     const timeoutMs = options?.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
-    const correlationId = randomUUID();
-    return new Promise<R>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(correlationId);
-        reject(new RpcTimeoutError(method, timeoutMs));
-      }, timeoutMs);
-      this.pending.set(correlationId, { method, resolve: resolve as (v: unknown) => void, reject, timer });
-      const deadline = Date.now() + timeoutMs;
-      // Any failure to send is left to the deadline: the caller sees one kind of outcome.
-      this.getRpcChannel()
-        .then((ch) => {
-          if (!this.pending.has(correlationId)) return;
-          ch.sendToQueue(queue, Buffer.from(body), {
-            correlationId,
-            replyTo: REPLY_TO,
-            // The broker drops a request nobody took in time, so no server works on a dead call.
-            expiration: String(Math.max(1, deadline - Date.now())),
-            contentType: JSON_TYPE,
-            type: method,
-            headers: { [HEADER.method]: method, [HEADER.deadline]: deadline },
-          });
-        })
-        .catch((err: unknown) => this.logger.warn({ method, err: String(err) }, 'bus: rpc request not sent'));
+    return this.telemetry.rpcClient(method, options?.caller, (traceHeaders) => {
+      const correlationId = randomUUID();
+      return new Promise<R>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          this.pending.delete(correlationId);
+          reject(new RpcTimeoutError(method, timeoutMs));
+        }, timeoutMs);
+        this.pending.set(correlationId, { method, service, resolve: resolve as (v: unknown) => void, reject, timer });
+        const deadline = Date.now() + timeoutMs;
+        // Any failure to send is left to the deadline: the caller sees one kind of outcome.
+        this.getRpcChannel()
+          .then((ch) => {
+            if (!this.pending.has(correlationId)) return;
+            ch.sendToQueue(queue, Buffer.from(body), {
+              correlationId,
+              replyTo: REPLY_TO,
+              // Returned (basic.return) when no queue takes it: nobody serves the method (onReturned).
+              mandatory: true,
+              // The broker drops a request nobody took in time, so no server works on a dead call.
+              expiration: String(Math.max(1, deadline - Date.now())),
+              contentType: JSON_TYPE,
+              type: method,
+              headers: { ...traceHeaders, [HEADER.method]: method, [HEADER.deadline]: deadline },
+            });
+          })
+          .catch((err: unknown) => this.logger.warn({ method, err: String(err) }, 'bus: rpc request not sent'));
+      });
     });
   }
 
@@ -236,7 +352,9 @@ export class AmqpBus implements Bus {
     const ch = await this.connection.createChannel();
     ch.on('error', () => undefined);
     try {
-      await this.declareServiceQueue(ch, service, types);
+      const { plain, partitioned } = splitTypes(types, this.partitioning);
+      await this.declareServiceQueue(ch, service, plain);
+      if (partitioned.length > 0) for (let n = 0; n < this.partitioning.count; n += 1) await this.declarePartitionQueue(ch, service, n, partitioned);
     } finally {
       await ch.close().catch(() => undefined);
     }
@@ -253,6 +371,69 @@ export class AmqpBus implements Bus {
     await ch.assertQueue(queue, { durable: true, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': deadQueue } });
     for (const type of types) await ch.bindQueue(queue, this.names.exchange, type);
     return queue;
+  }
+
+  /**
+   * Partition `n` of a service's partitioned types: a single-active-consumer queue (the broker keeps
+   * its order across consumers), its own retry queue, and the service's dead-letter queue.
+   */
+  private async declarePartitionQueue(ch: Channel, service: string, n: number, types: string[]): Promise<string> {
+    const queue = this.names.partitionQueue(service, n);
+    const deadQueue = this.names.deadLetterQueue(service);
+    await ch.assertExchange(this.names.exchange, 'topic', { durable: true });
+    await ch.assertQueue(deadQueue, { durable: true });
+    await ch.assertQueue(this.names.partitionRetryQueue(service, n), { durable: true, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': queue } });
+    await ch.assertQueue(queue, { durable: true, arguments: { 'x-single-active-consumer': true, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': deadQueue } });
+    for (const type of types) await ch.bindQueue(queue, this.names.exchange, this.names.partitionKey(type, n));
+    return queue;
+  }
+
+  health(): BusHealth {
+    if (this.closed) return { ok: false, detail: 'bus client closed' };
+    if (!this.connected) return { ok: false, detail: 'connection to RabbitMQ lost; reconnecting' };
+    const down = [...this.consumers].filter((c) => !c.isHealthy()).length;
+    if (down > 0) return { ok: false, detail: `${down} consumer(s) not subscribed; resubscribing` };
+    return { ok: true };
+  }
+
+  async queueStats(service: string, kinds: readonly QueueKind[]): Promise<QueueStat[]> {
+    this.assertOpen();
+    const partitionQueues = Array.from({ length: this.partitioning.count }, (_, n) => this.names.partitionQueue(service, n));
+    const names: Record<QueueKind, string[]> = {
+      main: [this.names.serviceQueue(service)],
+      retry: [this.names.retryQueue(service)],
+      dead_letter: [this.names.deadLetterQueue(service)],
+      rpc: [this.names.rpcQueue(service)],
+      partitioned: partitionQueues,
+    };
+    const stats: QueueStat[] = [];
+    let ch: Channel | null = null;
+    try {
+      for (const queue of kinds) {
+        let messages = 0;
+        let consumers = 0;
+        let exists = false;
+        for (const name of names[queue]) {
+          if (!ch) {
+            ch = await this.connection.createChannel();
+            ch.on('error', () => undefined);
+          }
+          try {
+            const { messageCount, consumerCount } = await ch.checkQueue(name);
+            messages += messageCount;
+            consumers += consumerCount;
+            exists = true;
+          } catch {
+            // The queue does not exist (404), which also closed the channel: the next one opens anew.
+            ch = null;
+          }
+        }
+        if (exists) stats.push({ service, queue, messages, consumers });
+      }
+    } finally {
+      if (ch) await ch.close().catch(() => undefined);
+    }
+    return stats;
   }
 
   async takeDeadLetters(service: string, max = 100): Promise<DeadLetter[]> {
@@ -283,6 +464,7 @@ export class AmqpBus implements Bus {
       call.reject(new BusClosedError());
     }
     this.pending.clear();
+    for (const balancer of this.balancers) balancer.halt();
     for (const consumer of this.consumers) consumer.stop();
     this.consumers.clear();
     // Closing the connection hands unacked deliveries back to the broker for redelivery.
@@ -307,7 +489,7 @@ export class AmqpBus implements Bus {
   private async handleEvent(ch: ConfirmChannel, msg: ConsumeMessage, policy: DeliveryPolicy, retryQueue: string, deadQueue: string): Promise<void> {
     const service = policy.service;
     const headers = copyHeaders(msg.properties.headers);
-    const outcome = await settleDelivery(msg.content.toString('utf8'), failuresFrom(headers, HEADER.failures), policy);
+    const outcome = await settleDelivery(msg.content.toString('utf8'), failuresFrom(headers, HEADER.failures), policy, headers);
     const props: Options.Publish = {
       persistent: true,
       contentType: JSON_TYPE,
@@ -368,6 +550,7 @@ export class AmqpBus implements Bus {
         ch.on('close', () => {
           if (this.rpcChannel === opening) this.rpcChannel = null;
         });
+        ch.on('return', (msg: Message) => this.onReturned(msg));
         await ch.consume(REPLY_TO, (msg) => msg && this.onReply(msg), { noAck: true });
         return ch;
       })();
@@ -377,6 +560,16 @@ export class AmqpBus implements Bus {
       });
     }
     return this.rpcChannel;
+  }
+
+  /** A request the broker could not route: its service's queue is gone, so no consumer serves it. */
+  private onReturned(msg: Message): void {
+    const correlationId: unknown = msg.properties.correlationId;
+    const call = typeof correlationId === 'string' ? this.pending.get(correlationId) : undefined;
+    if (!call || typeof correlationId !== 'string') return;
+    this.pending.delete(correlationId);
+    clearTimeout(call.timer);
+    call.reject(new RpcNoConsumerError(call.method, call.service));
   }
 
   private onReply(msg: ConsumeMessage): void {
@@ -402,6 +595,12 @@ interface ConsumerSetup {
   declare(ch: ConfirmChannel): Promise<string>;
   /** Settles the message (ack, or republish then ack); a throw leaves it to the broker. */
   handle(ch: ConfirmChannel, msg: ConsumeMessage): Promise<void>;
+  /**
+   * A partition (single-active-consumer queue): order is the broker's to keep, so this consumer
+   * never nacks ahead of what it started. Handing on and draining finish what started and close the
+   * channel, which returns every unstarted delivery to its place for the next consumer in line.
+   */
+  singleActive?: { partition: number; shouldYield(): boolean; yieldNow(): void };
 }
 
 /** One consumer on its own confirm channel; re-subscribes after the channel or connection drops. */
@@ -410,6 +609,8 @@ class AmqpConsumer implements Consumer {
   private consumerTag: string | null = null;
   private readonly inflight = new Set<Promise<void>>();
   private state: 'running' | 'draining' | 'stopped' = 'running';
+  /** Partitions only: deliveries are held, not started, while the partition is handed on or drained. */
+  private paused = false;
   private restartDelay = 100;
   private restartTimer: NodeJS.Timeout | null = null;
   onStopped: () => void = () => undefined;
@@ -444,7 +645,46 @@ class AmqpConsumer implements Consumer {
     if (this.state !== 'running') await ch.close().catch(() => undefined);
   }
 
+  get partition(): number {
+    return this.setup.singleActive?.partition ?? -1;
+  }
+
+  /** Hands a partition on: finish what started, return the rest in place, queue up again at the back. */
+  async yieldTurn(): Promise<void> {
+    if (!this.setup.singleActive || this.paused || this.state !== 'running') return;
+    await this.letGo();
+    if (this.state === 'running') {
+      try {
+        await this.start();
+      } catch (err) {
+        this.host.logger.warn({ err: String(err) }, 'bus: partition resubscribe failed; retrying');
+        this.scheduleRestart();
+      }
+    }
+    this.paused = false;
+  }
+
+  /** Stops starting deliveries, waits for the started ones, then closes the channel (unacked ones return in place). */
+  private async letGo(): Promise<void> {
+    this.paused = true;
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    const ch = this.channel;
+    this.channel = null;
+    this.consumerTag = null;
+    if (ch) await ch.close().catch(() => undefined);
+  }
+
   async drain(): Promise<void> {
+    if (this.setup.singleActive) {
+      if (this.state === 'running') {
+        this.state = 'draining';
+        this.clearRestart();
+        await this.letGo();
+        this.state = 'stopped';
+        this.onStopped();
+      }
+      return;
+    }
     if (this.state === 'running') {
       this.state = 'draining';
       this.clearRestart();
@@ -457,6 +697,11 @@ class AmqpConsumer implements Consumer {
     if (ch) await ch.close().catch(() => undefined);
     this.state = 'stopped';
     this.onStopped();
+  }
+
+  isHealthy(): boolean {
+    // Draining on purpose is not a failure; a running consumer without a channel is.
+    return this.state !== 'running' || this.channel !== null;
   }
 
   /** Stops without waiting (the bus is closing its connection). */
@@ -477,7 +722,15 @@ class AmqpConsumer implements Consumer {
       }
       return;
     }
-    if (this.state !== 'running') {
+    const turn = this.setup.singleActive;
+    if (turn) {
+      // Held: closing the channel gives it back in its place, behind nothing it should follow.
+      if (this.paused || this.state !== 'running') return;
+      if (turn.shouldYield()) {
+        turn.yieldNow();
+        return;
+      }
+    } else if (this.state !== 'running') {
       // Arrived while draining: hand it back for another consumer.
       safely(() => ch.nack(msg, false, true));
       return;

@@ -1,11 +1,13 @@
 // The bus contract: one suite, run unchanged against every driver (memory-bus.test.ts,
 // amqp-bus.int.test.ts). A service must not be able to tell which driver it runs on.
 import { ProblemError } from '../errors';
-import { permissiveValidator, testValidator } from './bus.test-fixtures';
+import { permissiveValidator, testValidator } from '../../testing/validators';
+import { partitionOf, type PartitionSettings } from './partitions';
 import {
   InvalidMessageError,
   NonRetryableError,
   RetryableError,
+  RpcNoConsumerError,
   RpcRemoteError,
   RpcTimeoutError,
   type Bus,
@@ -15,11 +17,13 @@ import {
 } from './types';
 
 /** Creates a new client on the suite's shared broker and namespace. */
-export type MakeBus = (options?: { validator?: MessageValidator }) => Promise<Bus>;
+export type MakeBus = (options?: { validator?: MessageValidator; partitions?: PartitionSettings }) => Promise<Bus>;
 
 export interface ContractNames {
   /** Every service name the suite consumed or served as, for drivers that must delete queues. */
   services: string[];
+  /** The most partitions any client of the suite used (their queues are per service and partition). */
+  partitions: number;
 }
 
 export interface ContractOptions {
@@ -32,8 +36,9 @@ const SOURCE = 'contract-test';
 export function describeBusContract(name: string, makeBus: MakeBus, options: ContractOptions = {}): void {
   describe(`bus contract: ${name}`, () => {
     const open: Bus[] = [];
-    const used: ContractNames = { services: [] };
-    const client = async (opts?: { validator?: MessageValidator }): Promise<Bus> => {
+    const used: ContractNames = { services: [], partitions: 1 };
+    const client = async (opts?: { validator?: MessageValidator; partitions?: PartitionSettings }): Promise<Bus> => {
+      used.partitions = Math.max(used.partitions, opts?.partitions?.count ?? 1);
       const bus = await makeBus(opts);
       open.push(bus);
       return bus;
@@ -289,12 +294,23 @@ export function describeBusContract(name: string, makeBus: MakeBus, options: Con
         expect(Date.now() - started).toBeLessThan(900);
       });
 
-      it('rejects with RpcTimeoutError by its deadline when nobody serves the method', async () => {
-        const started = Date.now();
-        await expect((await client()).rpc(`${service()}.anything`, {}, { timeoutMs: 300 })).rejects.toBeInstanceOf(RpcTimeoutError);
-        const elapsed = Date.now() - started;
-        expect(elapsed).toBeGreaterThanOrEqual(250);
-        expect(elapsed).toBeLessThan(900);
+      it('rejects at once with RpcNoConsumerError when nobody serves the method, not at its deadline', async () => {
+        // The deadline is past the test's own timeout: only the no-consumer answer can end this call in time.
+        const r = service();
+        const failed = await (await client()).rpc(`${r}.anything`, {}, { timeoutMs: 120_000 }).catch((e: unknown) => e);
+        expect(failed).toBeInstanceOf(RpcNoConsumerError);
+        expect((failed as RpcNoConsumerError).service).toBe(r);
+        expect(String(failed)).toContain('no consumer');
+      });
+
+      it('fails fast again once the last server of a method has drained', async () => {
+        const r = service();
+        const server = await (await client()).serveRpc({ service: r, methods: { [`${r}.ask`]: async () => ({ ok: true }) } });
+        const caller = await client();
+        await expect(caller.rpc(`${r}.ask`, {}, { timeoutMs: 5000 })).resolves.toEqual({ ok: true });
+        await server.drain();
+        // RabbitMQ deletes the auto-delete request queue once its last consumer is gone.
+        await waitFor(async () => (await caller.rpc(`${r}.ask`, {}, { timeoutMs: 2_000 }).catch((e: unknown) => e)) instanceof RpcNoConsumerError, 'the no-consumer answer');
       });
 
       it('does not run a request whose deadline passed while it waited', async () => {
@@ -318,6 +334,149 @@ export function describeBusContract(name: string, makeBus: MakeBus, options: Con
         await expect(first).resolves.toEqual({});
         await sleep(150);
         expect(calls).toBe(1);
+      });
+    });
+
+    describe('queue stats', () => {
+      it('reports the messages waiting in a service queue and its consumers, and leaves out queues that do not exist', async () => {
+        const ping = `test.${uid()}.ping`;
+        const s = service();
+        const bus = await client();
+        await bus.declareQueue(s, [ping]);
+        await bus.publishMany([{ type: ping, source: SOURCE, payload: { n: 1 } }, { type: ping, source: SOURCE, payload: { n: 2 } }]);
+        const main = async () => (await bus.queueStats(s, ['main', 'dead_letter', 'rpc'])).find((q) => q.queue === 'main');
+        await waitFor(async () => (await main())?.messages === 2, 'two waiting messages');
+        expect(await main()).toEqual({ service: s, queue: 'main', messages: 2, consumers: 0 });
+        // No RPC queue was ever declared for this service.
+        expect((await bus.queueStats(s, ['rpc'])).map((q) => q.queue)).toEqual([]);
+        const handled: string[] = [];
+        await bus.consume({ service: s, types: [ping], handler: async (e) => void handled.push(e.id) });
+        await waitFor(() => handled.length === 2, 'both messages handled');
+        await waitFor(async () => (await main())?.messages === 0 && (await main())?.consumers === 1, 'an empty queue with one consumer');
+      });
+    });
+
+    describe('partitions', () => {
+      const COUNT = 4;
+      const KEYS = range(12).map((i) => `visitor-${i}`);
+      const partitioned = (type: string): PartitionSettings => ({ count: COUNT, types: new Set([type]), heartbeatMs: 100 });
+      type Seen = { key: string; n: number; by: string };
+
+      /** Publishes `rounds` messages per key, in order per key (n = 0, 1, ...), a round at a time. */
+      const stream = async (pub: Bus, ping: string, from: number, rounds: number, pauseMs = 2): Promise<void> => {
+        for (let n = from; n < from + rounds; n += 1) {
+          await pub.publishMany(KEYS.map((key) => ({ type: ping, payload: { n, key }, source: SOURCE, partition: partitionOf(key, COUNT) })));
+          await sleep(pauseMs);
+        }
+      };
+      /**
+       * Handles each key's messages one after another within a replica, as a coalescing consumer
+       * does, taking a random few milliseconds, and records a message when it is done: so two
+       * replicas working on one key at once would show as numbers out of order.
+       */
+      const recorder = (seen: Seen[], by: string) => {
+        const chains = new Map<string, Promise<void>>();
+        return (e: Envelope): Promise<void> => {
+          const { n, key } = e.payload as { n: number; key: string };
+          const done = (chains.get(key) ?? Promise.resolve()).then(async () => {
+            await sleep(1 + Math.floor(Math.random() * 6));
+            seen.push({ key, n, by });
+          });
+          chains.set(key, done);
+          return done;
+        };
+      };
+      /** Per key, the numbers in the order they were handled. */
+      const perKey = (seen: Seen[]): Map<string, number[]> => {
+        const out = new Map<string, number[]>(KEYS.map((k) => [k, []]));
+        for (const { key, n } of seen) out.get(key)?.push(n);
+        return out;
+      };
+
+      it('routes a partitioned type by the partition the publisher names, and refuses a missing or out-of-range one', async () => {
+        const ping = `test.${uid()}.ping`;
+        const pong = `test.${uid()}.pong`;
+        const got: Envelope[] = [];
+        const bus = await client({ partitions: partitioned(ping) });
+        await bus.consume({ service: service(), types: [ping], handler: async (e) => void got.push(e) });
+        expect(bus.partitions).toBe(COUNT);
+        const sent = await bus.publishMany(range(COUNT).map((n) => ({ type: ping, payload: { n }, source: SOURCE, partition: n })));
+        await waitFor(() => got.length === COUNT, 'one message per partition');
+        expect(ids(got)).toEqual(ids(sent));
+        for (const partition of [undefined, -1, COUNT, 1.5]) {
+          await expect(bus.publish({ type: ping, payload: { n: 9 }, source: SOURCE, ...(partition === undefined ? {} : { partition }) })).rejects.toBeInstanceOf(InvalidMessageError);
+        }
+        await expect(bus.publish({ type: pong, payload: { text: 'plain' }, source: SOURCE, partition: 0 })).rejects.toBeInstanceOf(InvalidMessageError);
+        await sleep(100);
+        expect(got).toHaveLength(COUNT);
+        // The key-to-partition function is part of the wire contract: fixed values, whatever the process.
+        expect([partitionOf('a', 16), partitionOf('visitor-1', 16), partitionOf('', 7)]).toEqual([12, partitionOf('visitor-1', 16), 0x811c9dc5 % 7]);
+      });
+
+      it('spreads the partitions over replicas and hands each key over in order when one joins and another leaves', async () => {
+        const ping = `test.${uid()}.ping`;
+        const s = service();
+        const seen: Seen[] = [];
+        const a = await client({ partitions: partitioned(ping) });
+        const consumerA = await a.consume({ service: s, types: [ping], handler: recorder(seen, 'a') });
+        const pub = await client({ partitions: partitioned(ping) });
+        await stream(pub, ping, 0, 10);
+        const b = await client({ partitions: partitioned(ping) });
+        await b.consume({ service: s, types: [ping], handler: recorder(seen, 'b') });
+        // Keep publishing while the partitions move: b takes over half of them.
+        let next = 10;
+        await waitFor(async () => {
+          await stream(pub, ping, next, 1);
+          next += 1;
+          return seen.some((x) => x.by === 'b');
+        }, 'the joining replica to take partitions');
+        const both = seen.length;
+        await stream(pub, ping, next, 10);
+        next += 10;
+        await waitFor(() => seen.length >= both + 10 * KEYS.length, 'messages after the rebalance');
+        const shareOfA = seen.slice(both).filter((x) => x.by === 'a').length;
+        expect(shareOfA).toBeGreaterThan(0);
+        expect(shareOfA).toBeLessThan(10 * KEYS.length);
+        // a leaves cleanly mid-stream: what it started finishes, the rest moves to b in place.
+        const leaving = consumerA.drain();
+        await stream(pub, ping, next, 10);
+        next += 10;
+        await leaving;
+        await waitFor(() => seen.length >= next * KEYS.length, 'every message');
+        await sleep(200);
+        for (const [key, order] of perKey(seen)) expect({ key, order }).toEqual({ key, order: range(next) });
+      });
+
+      it('keeps each key in order when a replica crashes: its unsettled messages come back first, to the survivor', async () => {
+        const ping = `test.${uid()}.ping`;
+        const s = service();
+        const seen: Seen[] = [];
+        const a = await client({ partitions: partitioned(ping) });
+        await a.consume({ service: s, types: [ping], handler: recorder(seen, 'a') });
+        const b = await client({ partitions: partitioned(ping) });
+        await b.consume({ service: s, types: [ping], handler: recorder(seen, 'b') });
+        const pub = await client({ partitions: partitioned(ping) });
+        let next = 0;
+        await waitFor(async () => {
+          await stream(pub, ping, next, 1);
+          next += 1;
+          return seen.some((x) => x.by === 'a') && seen.some((x) => x.by === 'b');
+        }, 'both replicas to work');
+        const crashing = stream(pub, ping, next, 20, 2);
+        await sleep(20);
+        await b.close(); // no drain: as kill -9, its unacked deliveries return to the broker
+        await crashing;
+        next += 20;
+        await waitFor(() => [...perKey(seen).values()].every((order) => order.includes(next - 1)), 'every key to its last message');
+        for (const [key, order] of perKey(seen)) {
+          // At least once and in order: each number is the next new one, or a repeat of one already handled.
+          let max = -1;
+          for (const n of order) {
+            expect({ key, n, after: max }).toEqual({ key, n: n <= max ? n : max + 1, after: max });
+            max = Math.max(max, n);
+          }
+          expect(new Set(order).size).toBe(next);
+        }
       });
     });
 

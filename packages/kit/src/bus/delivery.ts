@@ -1,5 +1,6 @@
 // What to do with one delivered message: the retry / dead-letter policy both drivers share.
 import type { Logger } from 'pino';
+import type { BusTelemetry } from './bus-telemetry';
 import { decodeEnvelope, describeError } from './envelope';
 import { NonRetryableError, type Envelope, type MessageHandler, type MessageValidator } from './types';
 
@@ -20,11 +21,23 @@ export interface DeliveryPolicy {
   retryDelayMs: number;
   logger: Logger;
   service: string;
+  /** Measures and traces each delivery (bus-telemetry.ts). */
+  telemetry?: BusTelemetry;
 }
 
-/** Decodes, validates and runs the handler; never throws. */
-export async function settleDelivery(body: string, previousFailures: number, policy: DeliveryPolicy): Promise<Settlement> {
-  const decoded = decodeEnvelope(body, policy.validator);
+/**
+ * Decodes, validates and runs the handler; never throws. `headers` carry the publisher's trace context.
+ * `checked`: this very body passed this policy's validator when it was published (the in-process
+ * broker knows it), so it is parsed without checking it a second time. `parsed`: the body as the
+ * in-process publisher already parsed it (its first delivery only), so it is not parsed again.
+ */
+export async function settleDelivery(body: string, previousFailures: number, policy: DeliveryPolicy, headers: Record<string, unknown> = {}, checked = false, parsed?: unknown): Promise<Settlement> {
+  if (!policy.telemetry) return settle(body, previousFailures, policy, checked, parsed);
+  return policy.telemetry.consume(policy.service, headers, () => settle(body, previousFailures, policy, checked, parsed));
+}
+
+async function settle(body: string, previousFailures: number, policy: DeliveryPolicy, checked: boolean, parsed: unknown): Promise<Settlement> {
+  const decoded = decodeEnvelope(body, checked ? null : policy.validator, parsed);
   // A message that fails its schema cannot get better by retrying.
   if (!decoded.ok) return { kind: 'dead', attempts: previousFailures + 1, reason: decoded.reason, envelope: null };
   const envelope = decoded.envelope;

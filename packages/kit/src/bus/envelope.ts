@@ -48,14 +48,20 @@ export function encodeEnvelope(input: PublishInput, validator: MessageValidator)
 
 export type DecodedEnvelope = { ok: true; envelope: Envelope } | { ok: false; reason: string };
 
-export function decodeEnvelope(body: string, validator: MessageValidator): DecodedEnvelope {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    return { ok: false, reason: 'schema: body is not JSON' };
+/**
+ * Parses a delivered body; `validator` null skips the schema check (the body was checked when
+ * published). `parsed`: the body already parsed by the in-process publisher, handed over once.
+ */
+export function decodeEnvelope(body: string, validator: MessageValidator | null, parsed?: unknown): DecodedEnvelope {
+  if (parsed === undefined) {
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      return { ok: false, reason: 'schema: body is not JSON' };
+    }
   }
   if (!isEnvelopeShaped(parsed)) return { ok: false, reason: 'schema: body is not an envelope' };
+  if (validator === null) return { ok: true, envelope: parsed };
   const problem = validator.validateEnvelope(parsed);
   if (problem !== null) return { ok: false, reason: `schema: ${problem}` };
   return { ok: true, envelope: parsed };

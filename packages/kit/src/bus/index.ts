@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { AmqpBus } from './amqp-bus';
 import { MemoryBus } from './memory-bus';
+import type { PartitionSettings } from './partitions';
 import type { Bus, MessageValidator } from './types';
 
 export interface CreateBusOptions {
@@ -13,6 +14,8 @@ export interface CreateBusOptions {
   validator: MessageValidator;
   logger: Logger;
   metrics?: Registry;
+  /** Partitioned types (catalog `partitionedBy`) and the partition count every process of the namespace shares. */
+  partitions?: PartitionSettings;
 }
 
 export async function createBus(options: CreateBusOptions): Promise<Bus> {
@@ -28,5 +31,6 @@ export async function createBus(options: CreateBusOptions): Promise<Bus> {
 export { AmqpBus, type AmqpBusOptions } from './amqp-bus';
 export { MemoryBus, type MemoryBusOptions } from './memory-bus';
 export { MemoryBroker } from './memory-broker';
+export { partitionOf, DEFAULT_PARTITIONS, type PartitionSettings } from './partitions';
 export { busNames, rpcServiceOf, DEFAULT_NAMESPACE, type BusNames } from './names';
 export * from './types';

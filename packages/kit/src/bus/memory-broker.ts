@@ -10,6 +10,17 @@ export interface StoredMessage {
   expiresAt: number | null;
   correlationId?: string;
   replyTo?: string;
+  /**
+   * The validator this body passed when it was published. In-process only (never a header): a
+   * consumer holding the same validator need not check the same bytes again.
+   */
+  checkedBy?: object;
+  /**
+   * The body already parsed by the publisher (its JSON form, nobody else's): handed to the first
+   * queue the message is routed to and taken by its first delivery; every other copy, and any
+   * redelivery, parses the body.
+   */
+  parsed?: unknown;
 }
 
 export type DeliverFn = (message: StoredMessage, settle: Settler) => void;
@@ -24,12 +35,19 @@ export interface Settler {
 
 class MemoryQueue {
   readonly ready: StoredMessage[] = [];
+  /** Body characters of the ready messages. */
+  readyChars = 0;
   readonly subscriptions: Subscription[] = [];
   private next = 0;
 
-  constructor(readonly name: string) {}
+  /** `singleActive`: as RabbitMQ's x-single-active-consumer, only the first subscriber in line gets messages. */
+  constructor(readonly name: string, readonly singleActive = false) {}
 
   pickSubscription(): Subscription | undefined {
+    if (this.singleActive) {
+      const first = this.subscriptions[0];
+      return first && first.unacked.size < first.prefetch ? first : undefined;
+    }
     const n = this.subscriptions.length;
     for (let i = 0; i < n; i += 1) {
       const sub = this.subscriptions[(this.next + i) % n];
@@ -58,7 +76,9 @@ export class MemoryBroker {
   /** exchange → queue → binding patterns */
   private readonly bindings = new Map<string, Map<string, Set<string>>>();
   private readonly replyTargets = new Map<string, (message: StoredMessage) => void>();
+  private readonly listeners = new Map<string, Set<(note: unknown) => void>>();
   private tagSeq = 0;
+  private readonly roomWaiters: { limit: number; resolve(): void }[] = [];
 
   /** The process-wide broker of that name (created on first use). */
   static named(name = 'default'): MemoryBroker {
@@ -70,8 +90,29 @@ export class MemoryBroker {
     return broker;
   }
 
-  assertQueue(name: string): void {
-    if (!this.queues.has(name)) this.queues.set(name, new MemoryQueue(name));
+  assertQueue(name: string, options: { singleActive?: boolean } = {}): void {
+    if (!this.queues.has(name)) this.queues.set(name, new MemoryQueue(name, options.singleActive ?? false));
+  }
+
+  /**
+   * A fan-out channel (as a topic exchange with one exclusive queue per listener): every listener
+   * of `key` hears every note sent on it, asynchronously. Partitioned consumers announce themselves here.
+   */
+  listen(key: string, onNote: (note: unknown) => void): { send(note: unknown): void; close(): void } {
+    let listeners = this.listeners.get(key);
+    if (!listeners) {
+      listeners = new Set();
+      this.listeners.set(key, listeners);
+    }
+    listeners.add(onNote);
+    return {
+      send: (note) => {
+        for (const listener of this.listeners.get(key) ?? []) setImmediate(() => listener(note));
+      },
+      close: () => {
+        this.listeners.get(key)?.delete(onNote);
+      },
+    };
   }
 
   bind(exchange: string, queue: string, pattern: string): void {
@@ -93,7 +134,7 @@ export class MemoryBroker {
   publish(exchange: string, routingKey: string, message: StoredMessage): number {
     let routed = 0;
     for (const [queue, patterns] of this.bindings.get(exchange) ?? []) {
-      if ([...patterns].some((p) => topicMatches(p, routingKey)) && this.sendToQueue(queue, { ...message })) routed += 1;
+      if ([...patterns].some((p) => topicMatches(p, routingKey)) && this.sendToQueue(queue, routed === 0 ? { ...message } : { ...message, parsed: undefined })) routed += 1;
     }
     return routed;
   }
@@ -104,10 +145,48 @@ export class MemoryBroker {
     if (!queue) return false;
     // Expired requests at the head of an unconsumed queue go, as RabbitMQ drops them there.
     const now = Date.now();
-    while (queue.ready.length > 0 && (queue.ready[0]?.expiresAt ?? Infinity) <= now) queue.ready.shift();
+    while (queue.ready.length > 0 && (queue.ready[0]?.expiresAt ?? Infinity) <= now) this.leave(queue, queue.ready.shift() as StoredMessage);
     queue.ready.push({ ...message, headers: { ...message.headers } });
+    queue.readyChars += message.body.length;
     this.pump(queue);
     return true;
+  }
+
+  /**
+   * Resolves once the messages waiting to be delivered to this broker's consumers hold fewer than
+   * `limit` body characters. The in-process bus keeps everything in memory, so publishers at the edge
+   * (an API request, a tracker hit) wait for the consumers to catch up rather than grow the process.
+   * Queues nobody consumes (dead letters, a service this process does not run) do not count: waiting
+   * would not empty them.
+   */
+  waitForRoom(limit: number): Promise<void> {
+    if (this.backlogChars() < limit) return Promise.resolve();
+    return new Promise((resolve) => this.roomWaiters.push({ limit, resolve }));
+  }
+
+  /** Body characters waiting in queues that have consumers. */
+  backlogChars(): number {
+    let total = 0;
+    for (const queue of this.queues.values()) if (queue.subscriptions.length > 0) total += queue.readyChars;
+    return total;
+  }
+
+  /** A message left a ready list (delivered, taken or expired): wake publishers there is room for. */
+  private leave(queue: MemoryQueue, message: StoredMessage): void {
+    queue.readyChars -= message.body.length;
+    this.wake();
+  }
+
+  private wake(): void {
+    if (this.roomWaiters.length === 0) return;
+    const backlog = this.backlogChars();
+    for (let i = this.roomWaiters.length - 1; i >= 0; i -= 1) {
+      const waiter = this.roomWaiters[i] as { limit: number; resolve(): void };
+      if (backlog < waiter.limit) {
+        this.roomWaiters.splice(i, 1);
+        waiter.resolve();
+      }
+    }
   }
 
   /** Runs `fn` after `ms` without keeping the process alive for it. */
@@ -129,6 +208,8 @@ export class MemoryBroker {
     const list = sub.queue.subscriptions;
     const i = list.indexOf(sub);
     if (i >= 0) list.splice(i, 1);
+    // A queue left without consumers no longer counts as backlog anyone waits for.
+    this.wake();
   }
 
   /** Cancels and hands every unacked message back to the front of its queue. */
@@ -137,12 +218,33 @@ export class MemoryBroker {
     const returned = [...sub.unacked.entries()].sort((a, b) => a[0] - b[0]).map(([, m]) => ({ ...m, redelivered: true }));
     sub.unacked.clear();
     sub.queue.ready.unshift(...returned);
+    for (const m of returned) sub.queue.readyChars += m.body.length;
     this.pump(sub.queue);
+  }
+
+  /** Drops a queue's oldest ready messages until its bodies hold at most `maxChars`; returns how many. */
+  trim(queueName: string, maxChars: number): number {
+    const queue = this.queues.get(queueName);
+    let dropped = 0;
+    while (queue && queue.readyChars > maxChars && queue.ready.length > 1) {
+      this.leave(queue, queue.ready.shift() as StoredMessage);
+      dropped += 1;
+    }
+    return dropped;
+  }
+
+  /** Ready messages and subscribed consumers of a queue; null when it does not exist. */
+  queueStats(queueName: string): { messages: number; consumers: number } | null {
+    const queue = this.queues.get(queueName);
+    return queue ? { messages: queue.ready.length, consumers: queue.subscriptions.length } : null;
   }
 
   /** Takes the next ready message off a queue, as basic.get with an immediate ack. */
   take(queueName: string): StoredMessage | undefined {
-    return this.queues.get(queueName)?.ready.shift();
+    const queue = this.queues.get(queueName);
+    const message = queue?.ready.shift();
+    if (queue && message) this.leave(queue, message);
+    return message;
   }
 
   /** Direct reply-to: a per-client mailbox that exists while the client is open. */
@@ -165,6 +267,7 @@ export class MemoryBroker {
       const sub = queue.pickSubscription();
       if (!sub) return;
       const message = queue.ready.shift() as StoredMessage;
+      this.leave(queue, message);
       if (message.expiresAt !== null && message.expiresAt <= Date.now()) continue;
       const tag = ++this.tagSeq;
       sub.unacked.set(tag, message);
@@ -178,6 +281,7 @@ export class MemoryBroker {
         requeue: () => {
           if (!sub.unacked.delete(tag)) return;
           queue.ready.unshift({ ...message, redelivered: true });
+          queue.readyChars += message.body.length;
           this.pump(queue);
         },
       };

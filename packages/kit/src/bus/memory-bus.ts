@@ -1,9 +1,11 @@
 // The in-process driver: same topology, routing, ack/retry/dead-letter and RPC semantics as
 // the RabbitMQ driver, on a MemoryBroker shared by the clients of one process.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { busMetrics, type BusMetrics } from './bus-metrics';
+import { busTelemetry, type BusTelemetry } from './bus-telemetry';
 import {
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_PREFETCH,
@@ -15,17 +17,22 @@ import {
 import { decodeDeadLetter, encodeEnvelope } from './envelope';
 import { MemoryBroker, type Settler, type StoredMessage, type Subscription } from './memory-broker';
 import { busNames, DEFAULT_NAMESPACE, HEADER, rpcServiceOf, type BusNames } from './names';
+import { consumerGroup, DEFAULT_HEARTBEAT_MS, DEFAULT_PARTITIONS, PartitionBalancer, routingKeyOf, splitTypes, type MemberNote, type PartitionSettings, type PartitionTurn } from './partitions';
 import { answerRpc, encodeRpcRequest, readRpcReply } from './rpc-wire';
 import {
   BusClosedError,
+  RpcNoConsumerError,
   RpcTimeoutError,
   type Bus,
+  type BusHealth,
   type ConsumeOptions,
   type Consumer,
   type DeadLetter,
   type Envelope,
   type MessageValidator,
   type PublishInput,
+  type QueueKind,
+  type QueueStat,
   type RpcCallOptions,
   type ServeRpcOptions,
 } from './types';
@@ -37,7 +44,24 @@ export interface MemoryBusOptions {
   validator: MessageValidator;
   logger: Logger;
   metrics?: Registry;
+  /** Partitioned types and their partition count (default: none partitioned, 1 partition). */
+  partitions?: PartitionSettings;
+  /**
+   * Most body characters (about bytes) waiting for this broker's consumers before publishes from
+   * outside a message handler wait for room (default 16 Mi). Everything here lives in memory.
+   */
+  maxBacklogChars?: number;
+  /** Most body characters one service's in-process dead-letter queue keeps (default 16 Mi); the oldest go first. */
+  maxDeadLetterChars?: number;
 }
+
+export const DEFAULT_MAX_BACKLOG_CHARS = 16 * 1024 * 1024;
+
+/**
+ * Set while a message handler runs: its publishes never wait for room. Waiting is for the edge (an
+ * API request, a schedule); a handler waiting on a queue whose consumer waits on it would deadlock.
+ */
+const inHandler = new AsyncLocalStorage<true>();
 
 const DEFAULT_RPC_TIMEOUT_MS = 10_000;
 
@@ -51,11 +75,17 @@ interface PendingCall {
 export class MemoryBus implements Bus {
   readonly driver = 'memory' as const;
   readonly broker: MemoryBroker;
+  readonly partitions: number;
+  private readonly partitioning: PartitionSettings;
+  private readonly maxBacklogChars: number;
+  private readonly maxDeadLetterChars: number;
   private readonly names: BusNames;
   private readonly validator: MessageValidator;
   private readonly logger: Logger;
   private readonly metrics: BusMetrics;
-  private readonly consumers = new Set<MemoryConsumer>();
+  private readonly telemetry: BusTelemetry;
+  private readonly consumers = new Set<MemoryConsumer | MemoryPartitionConsumer>();
+  private readonly balancers = new Set<PartitionBalancer>();
   private readonly pending = new Map<string, PendingCall>();
   private readonly replyTarget = `reply.${randomUUID()}`;
   private closed = false;
@@ -66,6 +96,11 @@ export class MemoryBus implements Bus {
     this.validator = options.validator;
     this.logger = options.logger;
     this.metrics = busMetrics(options.metrics);
+    this.telemetry = busTelemetry(options.metrics);
+    this.partitioning = options.partitions ?? { count: DEFAULT_PARTITIONS, types: new Set() };
+    this.partitions = this.partitioning.count;
+    this.maxBacklogChars = options.maxBacklogChars ?? DEFAULT_MAX_BACKLOG_CHARS;
+    this.maxDeadLetterChars = options.maxDeadLetterChars ?? DEFAULT_MAX_BACKLOG_CHARS;
     this.broker.openReplyTarget(this.replyTarget, (m) => this.onReply(m));
   }
 
@@ -77,9 +112,15 @@ export class MemoryBus implements Bus {
   async publishMany(inputs: PublishInput[]): Promise<Envelope[]> {
     this.assertOpen();
     // Validate all before sending any, as the AMQP driver does.
+    const keys = inputs.map((input) => routingKeyOf(input, this.partitioning, this.names.partitionKey));
     const encoded = inputs.map((input) => encodeEnvelope(input, this.validator));
-    for (const { envelope, body } of encoded) {
-      const routed = this.broker.publish(this.names.exchange, envelope.type, { body, headers: {}, redelivered: false, expiresAt: null });
+    // Backpressure at the edge: an entry point waits while the consumers are behind (memory is the queue).
+    if (!inHandler.getStore()) await this.broker.waitForRoom(this.maxBacklogChars);
+    this.assertOpen();
+    const publishing = this.telemetry.publishing(encoded.map((e) => e.envelope.type));
+    for (const [i, { envelope, body }] of encoded.entries()) {
+      // The parsed wire form goes along for the first consumer (it is also what this returns: read-only).
+      const routed = this.broker.publish(this.names.exchange, keys[i] as string, { body, headers: { ...publishing.headers }, redelivered: false, expiresAt: null, checkedBy: this.validator, parsed: envelope });
       this.metrics.count('published', envelope.source);
       if (routed === 0) {
         this.metrics.count('unroutable', envelope.source);
@@ -87,6 +128,7 @@ export class MemoryBus implements Bus {
         this.logger.debug({ type: envelope.type, id: envelope.id }, 'bus: message unroutable (no consumer queue bound to its type); dropped');
       }
     }
+    publishing.done();
     await Promise.resolve();
     return encoded.map((e) => e.envelope);
   }
@@ -94,7 +136,8 @@ export class MemoryBus implements Bus {
   async consume(options: ConsumeOptions): Promise<Consumer> {
     this.assertOpen();
     const { service } = options;
-    const queue = this.declareServiceQueue(service, options.types);
+    const { plain, partitioned } = splitTypes(options.types, this.partitioning);
+    const queue = this.declareServiceQueue(service, plain);
     const policy: DeliveryPolicy = {
       handler: options.handler,
       validator: this.validator,
@@ -102,17 +145,45 @@ export class MemoryBus implements Bus {
       retryDelayMs: options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS,
       logger: this.logger,
       service,
+      telemetry: this.telemetry,
     };
-    const consumer = new MemoryConsumer(this.broker, queue, options.prefetch ?? DEFAULT_PREFETCH, (message, settler) =>
-      this.handleEvent(service, policy, message, settler),
-    );
+    const prefetch = options.prefetch ?? DEFAULT_PREFETCH;
+    // The service queue always: it carries the plain types, and drains what an older topology left there.
+    const consumer = new MemoryConsumer(this.broker, queue, prefetch, (message, settler) => this.handleEvent(service, queue, policy, message, settler));
     this.track(consumer);
-    return consumer;
+    if (partitioned.length === 0) return consumer;
+
+    const balancer = new PartitionBalancer({
+      member: randomUUID(),
+      count: this.partitioning.count,
+      heartbeatMs: this.partitioning.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+      logger: this.logger,
+      open: async (onNote) => {
+        const channel = this.broker.listen(`${this.names.membersExchange}:${service}`, (note) => onNote(note as MemberNote));
+        return { send: async (note) => channel.send(note), close: async () => channel.close() };
+      },
+    });
+    const turns: MemoryPartitionConsumer[] = [];
+    for (let n = 0; n < this.partitioning.count; n += 1) {
+      const partitionQueue = this.declarePartitionQueue(service, n, partitioned);
+      const turn: MemoryPartitionConsumer = new MemoryPartitionConsumer(this.broker, n, partitionQueue, prefetch, {
+        handle: (message, settler) => this.handleEvent(service, partitionQueue, policy, message, settler),
+        shouldYield: () => balancer.shouldYield(n),
+        yieldNow: () => void balancer.yieldTurn(turn),
+      });
+      this.track(turn);
+      turns.push(turn);
+    }
+    await balancer.start(turns);
+    this.balancers.add(balancer);
+    return consumerGroup([consumer, ...turns], balancer);
   }
 
   async declareQueue(service: string, types: string[]): Promise<void> {
     this.assertOpen();
-    this.declareServiceQueue(service, types);
+    const { plain, partitioned } = splitTypes(types, this.partitioning);
+    this.declareServiceQueue(service, plain);
+    if (partitioned.length > 0) for (let n = 0; n < this.partitioning.count; n += 1) this.declarePartitionQueue(service, n, partitioned);
   }
 
   private declareServiceQueue(service: string, types: string[]): string {
@@ -123,16 +194,29 @@ export class MemoryBus implements Bus {
     return queue;
   }
 
+  /** Partition `n` of a service's partitioned types: one active consumer at a time. */
+  private declarePartitionQueue(service: string, n: number, types: string[]): string {
+    const queue = this.names.partitionQueue(service, n);
+    this.broker.assertQueue(this.names.deadLetterQueue(service));
+    this.broker.assertQueue(queue, { singleActive: true });
+    for (const type of types) this.broker.bind(this.names.exchange, queue, this.names.partitionKey(type, n));
+    return queue;
+  }
+
   async serveRpc(options: ServeRpcOptions): Promise<Consumer> {
     this.assertOpen();
-    const ctx = { methods: options.methods, validator: this.validator, logger: this.logger, service: options.service };
+    const ctx = { methods: options.methods, validator: this.validator, logger: this.logger, service: options.service, telemetry: this.telemetry };
     const consumer = new MemoryConsumer(this.broker, this.names.rpcQueue(options.service), options.prefetch ?? DEFAULT_PREFETCH, async (message, settler) => {
       const method = String(message.headers[HEADER.method] ?? '');
       const deadline = Number(message.headers[HEADER.deadline] ?? 0);
       if (deadline > 0 && Date.now() > deadline) {
         this.logger.debug({ method }, 'bus: rpc request past its deadline; skipped');
       } else if (message.replyTo && message.correlationId) {
-        const body = await answerRpc(method, message.body, ctx);
+        // The caller's parsed copy is used once, and only if it passed this server's validator.
+        const parsed = message.parsed;
+        message.parsed = undefined;
+        const checked = parsed !== undefined && message.checkedBy === this.validator ? { parsed, checkedBy: this.validator } : undefined;
+        const body = await answerRpc(method, message.body, ctx, message.headers, checked);
         if (settler.outstanding) {
           this.broker.reply(message.replyTo, { body, headers: {}, redelivered: false, expiresAt: null, correlationId: message.correlationId });
         }
@@ -146,26 +230,52 @@ export class MemoryBus implements Bus {
   async rpc<R = unknown>(method: string, request: unknown, options?: RpcCallOptions): Promise<R> {
     this.assertOpen();
     const service = rpcServiceOf(method);
-    const body = encodeRpcRequest(method, request, this.validator);
+    const { body, wire } = encodeRpcRequest(method, request, this.validator);
     const timeoutMs = options?.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
-    const correlationId = randomUUID();
-    return new Promise<R>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(correlationId);
-        reject(new RpcTimeoutError(method, timeoutMs));
-      }, timeoutMs);
-      this.pending.set(correlationId, { method, resolve: resolve as (v: unknown) => void, reject, timer });
-      const sent = this.broker.sendToQueue(this.names.rpcQueue(service), {
-        body,
-        headers: { [HEADER.method]: method, [HEADER.deadline]: Date.now() + timeoutMs },
-        redelivered: false,
-        expiresAt: Date.now() + timeoutMs,
-        correlationId,
-        replyTo: this.replyTarget,
+    const queue = this.names.rpcQueue(service);
+    return this.telemetry.rpcClient(method, options?.caller, (traceHeaders) => {
+      // As RabbitMQ returns a mandatory request no queue takes: nobody serves it now, so say so at once.
+      if ((this.broker.queueStats(queue)?.consumers ?? 0) === 0) return Promise.reject(new RpcNoConsumerError(method, service));
+      const correlationId = randomUUID();
+      return new Promise<R>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          this.pending.delete(correlationId);
+          reject(new RpcTimeoutError(method, timeoutMs));
+        }, timeoutMs);
+        this.pending.set(correlationId, { method, resolve: resolve as (v: unknown) => void, reject, timer });
+        this.broker.sendToQueue(queue, {
+          body,
+          checkedBy: this.validator,
+          parsed: wire,
+          headers: { ...traceHeaders, [HEADER.method]: method, [HEADER.deadline]: Date.now() + timeoutMs },
+          redelivered: false,
+          expiresAt: Date.now() + timeoutMs,
+          correlationId,
+          replyTo: this.replyTarget,
+        });
       });
-      // Same as on RabbitMQ: nobody serves it, so the deadline answers.
-      if (!sent) this.logger.debug({ method }, 'bus: no queue serves this rpc method yet');
     });
+  }
+
+  health(): BusHealth {
+    return this.closed ? { ok: false, detail: 'bus client closed' } : { ok: true };
+  }
+
+  async queueStats(service: string, kinds: readonly QueueKind[]): Promise<QueueStat[]> {
+    this.assertOpen();
+    const names: Partial<Record<QueueKind, string>> = { main: this.names.serviceQueue(service), dead_letter: this.names.deadLetterQueue(service), rpc: this.names.rpcQueue(service) };
+    const stats: QueueStat[] = [];
+    for (const queue of kinds) {
+      if (queue === 'partitioned') {
+        const parts = Array.from({ length: this.partitioning.count }, (_, n) => this.broker.queueStats(this.names.partitionQueue(service, n))).filter((p) => p !== null);
+        if (parts.length > 0) stats.push({ service, queue, messages: parts.reduce((sum, p) => sum + p.messages, 0), consumers: parts.reduce((sum, p) => sum + p.consumers, 0) });
+        continue;
+      }
+      const name = names[queue];
+      const stat = name === undefined ? null : this.broker.queueStats(name);
+      if (stat) stats.push({ service, queue, ...stat });
+    }
+    return stats;
   }
 
   async takeDeadLetters(service: string, max = 100): Promise<DeadLetter[]> {
@@ -183,6 +293,7 @@ export class MemoryBus implements Bus {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const balancer of this.balancers) balancer.halt();
     for (const consumer of this.consumers) consumer.disconnect();
     this.consumers.clear();
     this.broker.closeReplyTarget(this.replyTarget);
@@ -193,32 +304,44 @@ export class MemoryBus implements Bus {
     this.pending.clear();
   }
 
-  private track(consumer: MemoryConsumer): void {
+  private track(consumer: MemoryConsumer | MemoryPartitionConsumer): void {
     this.consumers.add(consumer);
     consumer.onDrained = () => this.consumers.delete(consumer);
   }
 
-  private async handleEvent(service: string, policy: DeliveryPolicy, message: StoredMessage, settler: Settler): Promise<void> {
+  /** `queue`: where a retry goes back to (the service queue, or the message's partition). */
+  private async handleEvent(service: string, queue: string, policy: DeliveryPolicy, message: StoredMessage, settler: Settler): Promise<void> {
     const previous = failuresFrom(message.headers, HEADER.failures);
-    const outcome = await settleDelivery(message.body, previous, policy);
+    // What this process published through the same validator was checked then; parse, do not check
+    // again. The publisher's parsed copy is used once: a redelivery gets the body parsed afresh.
+    const parsed = message.parsed;
+    message.parsed = undefined;
+    const outcome = await inHandler.run(true, () => settleDelivery(message.body, previous, policy, message.headers, message.checkedBy === policy.validator, parsed));
     // The client closed while the handler ran: the broker already took the message back.
     if (!settler.outstanding) return;
     if (outcome.kind === 'ack') {
       this.metrics.count('consumed', service);
     } else if (outcome.kind === 'retry') {
       this.metrics.count('retried', service);
-      const retry: StoredMessage = { body: message.body, headers: { ...message.headers, [HEADER.failures]: outcome.attempts }, redelivered: false, expiresAt: null };
-      const queue = this.names.serviceQueue(service);
+      const retry: StoredMessage = { body: message.body, headers: { ...message.headers, [HEADER.failures]: outcome.attempts }, redelivered: false, expiresAt: null, ...(message.checkedBy ? { checkedBy: message.checkedBy } : {}) };
       // The broker owns the timer, so a retry survives this client closing.
       this.broker.later(outcome.delayMs, () => this.broker.sendToQueue(queue, retry));
     } else {
       this.metrics.count('dead_lettered', service);
-      this.broker.sendToQueue(this.names.deadLetterQueue(service), {
+      const deadQueue = this.names.deadLetterQueue(service);
+      this.broker.sendToQueue(deadQueue, {
         body: message.body,
         headers: { ...message.headers, [HEADER.failures]: outcome.attempts, [HEADER.reason]: outcome.reason },
         redelivered: false,
         expiresAt: null,
       });
+      // In memory (and lost on restart anyway), dead letters are bounded: a consumer that fails
+      // everything must not grow the process without end. The oldest go first, counted and logged.
+      const dropped = this.broker.trim(deadQueue, this.maxDeadLetterChars);
+      if (dropped > 0) {
+        this.metrics.count('dead_letter_dropped', service, dropped);
+        this.logger.error({ service, dropped }, 'bus: in-process dead-letter queue over its bound; its oldest dead letters were dropped');
+      }
     }
     settler.ack();
   }
@@ -275,5 +398,80 @@ class MemoryConsumer implements Consumer {
 
   disconnect(): void {
     this.broker.disconnect(this.subscription);
+  }
+
+  isHealthy(): boolean {
+    return true;
+  }
+}
+
+/**
+ * One partition of a service's partitioned types. Its queue delivers to one subscriber at a time;
+ * handing the partition on (or draining) finishes what started, then disconnects, which puts the
+ * unstarted messages back at the head of the queue in order for the next subscriber in line.
+ */
+class MemoryPartitionConsumer implements Consumer, PartitionTurn {
+  private subscription: Subscription;
+  private readonly inflight = new Set<Promise<void>>();
+  /** Deliveries are held, not started, while the partition is being handed on or drained. */
+  private paused = false;
+  private state: 'running' | 'stopped' = 'running';
+  onDrained: () => void = () => undefined;
+
+  constructor(
+    private readonly broker: MemoryBroker,
+    readonly partition: number,
+    private readonly queue: string,
+    private readonly prefetch: number,
+    private readonly hooks: { handle(message: StoredMessage, settler: Settler): Promise<void>; shouldYield(): boolean; yieldNow(): void },
+  ) {
+    this.subscription = this.subscribe();
+  }
+
+  private subscribe(): Subscription {
+    return this.broker.subscribe(this.queue, this.prefetch, (message, settler) => {
+      if (this.paused) return; // held: given back in place when this subscription lets go
+      if (this.hooks.shouldYield()) {
+        this.hooks.yieldNow();
+        return;
+      }
+      const run = this.hooks
+        .handle(message, settler)
+        .catch(() => settler.requeue())
+        .finally(() => this.inflight.delete(run));
+      this.inflight.add(run);
+    });
+  }
+
+  private async letGo(): Promise<void> {
+    this.paused = true;
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    this.broker.disconnect(this.subscription);
+  }
+
+  async yieldTurn(): Promise<void> {
+    if (this.paused || this.state !== 'running') return;
+    await this.letGo();
+    if (this.state !== 'running') return;
+    // Back in line, behind whoever the broker activated.
+    this.subscription = this.subscribe();
+    this.paused = false;
+  }
+
+  async drain(): Promise<void> {
+    if (this.state === 'running') {
+      this.state = 'stopped';
+      await this.letGo();
+    }
+    this.onDrained();
+  }
+
+  disconnect(): void {
+    this.state = 'stopped';
+    this.broker.disconnect(this.subscription);
+  }
+
+  isHealthy(): boolean {
+    return true;
   }
 }

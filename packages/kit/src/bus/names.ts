@@ -12,6 +12,8 @@ export const HEADER = {
   method: 'x-sightline-method',
   /** RPC deadline, epoch milliseconds: a server skips requests past it. */
   deadline: 'x-sightline-deadline',
+  /** When the message was published, epoch milliseconds: consumers measure how long it waited. */
+  publishedAt: 'x-sightline-published-at',
 } as const;
 
 export interface BusNames {
@@ -20,6 +22,13 @@ export interface BusNames {
   retryQueue(service: string): string;
   deadLetterQueue(service: string): string;
   rpcQueue(service: string): string;
+  /** Partition `n` of a service's partitioned types (single active consumer), and its retry queue. */
+  partitionQueue(service: string, n: number): string;
+  partitionRetryQueue(service: string, n: number): string;
+  /** Routing key of a partitioned type's message in partition `n`: the type with the partition appended. */
+  partitionKey(type: string, n: number): string;
+  /** Where the consumers of a service's partitions announce themselves (routing key = service). */
+  membersExchange: string;
 }
 
 export function busNames(namespace: string): BusNames {
@@ -29,6 +38,10 @@ export function busNames(namespace: string): BusNames {
     retryQueue: (service) => `${namespace}.${service}.retry`,
     deadLetterQueue: (service) => `${namespace}.${service}.dlq`,
     rpcQueue: (service) => `${namespace}.rpc.${service}`,
+    partitionQueue: (service, n) => `${namespace}.${service}.p${n}`,
+    partitionRetryQueue: (service, n) => `${namespace}.${service}.p${n}.retry`,
+    partitionKey: (type, n) => `${type}.p${n}`,
+    membersExchange: `${namespace}.members`,
   };
 }
 

@@ -1,6 +1,7 @@
 // The RPC reply format and the server-side dispatch both drivers share.
 import type { Logger } from 'pino';
 import { ProblemError } from '../errors';
+import type { BusTelemetry } from './bus-telemetry';
 import {
   InvalidMessageError,
   RpcRemoteError,
@@ -31,20 +32,37 @@ export interface RpcServerContext {
   validator: MessageValidator;
   logger: Logger;
   service: string;
+  /** Measures and traces each request (bus-telemetry.ts). */
+  telemetry?: BusTelemetry;
 }
 
-/** Runs one request and returns the reply body; never throws. */
-export async function answerRpc(method: string, body: string, ctx: RpcServerContext): Promise<string> {
-  const reply = await runRpc(method, body, ctx);
-  try {
-    return JSON.stringify(reply);
-  } catch {
-    // Only a problem's `extra` can still fail here.
-    return JSON.stringify({ ok: false, problem: internalProblem('The service produced an unreadable answer.') });
-  }
+/** A request body the in-process caller already parsed and checked with the server's own validator. */
+export interface CheckedRequest {
+  parsed: unknown;
+  checkedBy: MessageValidator;
 }
 
-async function runRpc(method: string, body: string, ctx: RpcServerContext): Promise<Reply> {
+/**
+ * Runs one request and returns the reply body; never throws. `headers` carry the caller's trace
+ * context. `checked`: the caller's parsed, validated copy (in-process only), used instead of parsing
+ * and checking the body again when it was checked by this server's validator.
+ */
+export async function answerRpc(method: string, body: string, ctx: RpcServerContext, headers: Record<string, unknown> = {}, checked?: CheckedRequest): Promise<string> {
+  const answer = async (): Promise<{ body: string; status: number }> => {
+    const reply = await runRpc(method, body, ctx, checked?.checkedBy === ctx.validator ? checked.parsed : undefined);
+    try {
+      return { body: JSON.stringify(reply), status: reply.ok ? 200 : reply.problem.status };
+    } catch {
+      // Only a problem's `extra` can still fail here.
+      return { body: JSON.stringify({ ok: false, problem: internalProblem('The service produced an unreadable answer.') }), status: 500 };
+    }
+  };
+  if (!ctx.telemetry) return (await answer()).body;
+  const known = Object.prototype.hasOwnProperty.call(ctx.methods, method);
+  return (await ctx.telemetry.rpcServer(ctx.service, method, known, headers, answer)).body;
+}
+
+async function runRpc(method: string, body: string, ctx: RpcServerContext, checkedRequest: unknown): Promise<Reply> {
   const handler = Object.prototype.hasOwnProperty.call(ctx.methods, method) ? ctx.methods[method] : undefined;
   if (!handler) {
     return {
@@ -52,14 +70,16 @@ async function runRpc(method: string, body: string, ctx: RpcServerContext): Prom
       problem: { kind: 'not-implemented', status: 501, detail: `Method ${method} is not served by ${ctx.service}.`, remediation: 'Check the method name.' },
     };
   }
-  let request: unknown;
-  try {
-    request = JSON.parse(body);
-  } catch {
-    return { ok: false, problem: invalidRequest(method, 'the body is not JSON') };
+  let request: unknown = checkedRequest;
+  if (request === undefined) {
+    try {
+      request = JSON.parse(body);
+    } catch {
+      return { ok: false, problem: invalidRequest(method, 'the body is not JSON') };
+    }
+    const requestProblem = ctx.validator.validateRpcRequest(method, request);
+    if (requestProblem !== null) return { ok: false, problem: invalidRequest(method, requestProblem) };
   }
-  const requestProblem = ctx.validator.validateRpcRequest(method, request);
-  if (requestProblem !== null) return { ok: false, problem: invalidRequest(method, requestProblem) };
   let result: unknown;
   try {
     result = await handler(request);
@@ -90,18 +110,21 @@ function invalidRequest(method: string, why: string): RemoteProblem {
   return { kind: 'invalid-request', status: 400, detail: `Request for ${method} is invalid: ${why}`, remediation: 'Fix the request and retry.' };
 }
 
-/** Caller side: the request body, checked in its JSON form; throws InvalidMessageError before sending. */
-export function encodeRpcRequest(method: string, request: unknown, validator: MessageValidator): string {
+/**
+ * Caller side: the request body, checked in its JSON form (`wire`, which an in-process server may
+ * use as is); throws InvalidMessageError before sending.
+ */
+export function encodeRpcRequest(method: string, request: unknown, validator: MessageValidator): { body: string; wire: unknown } {
   let body: string | undefined;
   try {
     body = JSON.stringify(request);
   } catch (err) {
     throw new InvalidMessageError(`RPC ${method} request is not serialisable: ${String(err)}`);
   }
-  const wire: unknown = body === undefined ? undefined : JSON.parse(body);
+  const wire: unknown = body === undefined ? null : JSON.parse(body);
   const problem = validator.validateRpcRequest(method, wire);
   if (problem !== null) throw new InvalidMessageError(`RPC ${method} request is invalid: ${problem}`);
-  return body ?? 'null';
+  return { body: body ?? 'null', wire };
 }
 
 /** Caller side: the result, or RpcRemoteError carrying the remote problem. */

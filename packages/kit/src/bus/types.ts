@@ -17,6 +17,11 @@ export interface PublishInput<P = unknown> {
   id?: string;
   occurred_at?: string;
   version?: number;
+  /**
+   * For a partitioned type (catalog `partitionedBy`): the partition, `partitionOf(key, bus.partitions)`
+   * of the message's ordering key. Required for those types, refused for the others.
+   */
+  partition?: number;
 }
 
 /** Schema checks the bus runs on publish and on consume (null when valid, else a reason). */
@@ -41,6 +46,15 @@ export interface ConsumeOptions {
 export interface Consumer {
   /** Stop taking new messages and wait for in-flight handlers to finish (ack or nack). */
   drain(): Promise<void>;
+  /** False while the consumer is not subscribed (its channel died and it is resubscribing). */
+  isHealthy(): boolean;
+}
+
+/** Whether the bus can carry work now; `/readyz` reports it. */
+export interface BusHealth {
+  ok: boolean;
+  /** Why not, for operators: e.g. "connection to RabbitMQ lost". */
+  detail?: string;
 }
 
 export type RpcHandler = (request: unknown) => Promise<unknown>;
@@ -56,6 +70,19 @@ export interface ServeRpcOptions {
 export interface RpcCallOptions {
   /** Deadline; past it the call rejects with RpcTimeoutError. Default 10 000 ms. */
   timeoutMs?: number;
+  /** The calling service, for the caller's RPC metrics (a service's own bus sets it). */
+  caller?: string;
+}
+
+/** A service's queues the bus can report on; `partitioned` sums the partition queues. */
+export type QueueKind = 'main' | 'retry' | 'dead_letter' | 'rpc' | 'partitioned';
+
+/** What a queue holds now: messages ready for delivery, and subscribed consumers. */
+export interface QueueStat {
+  service: string;
+  queue: QueueKind;
+  messages: number;
+  consumers: number;
 }
 
 export interface DeadLetter {
@@ -68,7 +95,12 @@ export interface DeadLetter {
 
 export interface Bus {
   readonly driver: 'amqp' | 'memory';
-  /** Resolves once the broker has confirmed the message (persistent, mandatory). */
+  /** Partitions of every partitioned type (1 when nothing is partitioned). */
+  readonly partitions: number;
+  /**
+   * Resolves once the broker has confirmed the message (persistent, mandatory), with the envelope
+   * as consumers get it. Read-only: the in-process driver may hand that very object to a consumer.
+   */
   publish<P>(input: PublishInput<P>): Promise<Envelope<P>>;
   /** Publishes several messages, resolving when all are confirmed. */
   publishMany(inputs: PublishInput[]): Promise<Envelope[]>;
@@ -81,6 +113,14 @@ export interface Bus {
   serveRpc(options: ServeRpcOptions): Promise<Consumer>;
   /** Calls `method` on the service that serves it (the part of the name before the first dot). */
   rpc<R = unknown>(method: string, request: unknown, options?: RpcCallOptions): Promise<R>;
+  /** Connected, and every consumer of this client subscribed. */
+  health(): BusHealth;
+  /**
+   * Depth and consumers of a service's queues, for metrics: RabbitMQ answers from the broker (a
+   * passive declare per queue); the in-process broker from its own queues, where a retry waits on a
+   * timer rather than in a queue. A queue that does not exist is left out.
+   */
+  queueStats(service: string, kinds: readonly QueueKind[]): Promise<QueueStat[]>;
   /** Reads (and removes) up to `max` dead letters of a service: for operators and tests. */
   takeDeadLetters(service: string, max?: number): Promise<DeadLetter[]>;
   close(): Promise<void>;
@@ -101,6 +141,18 @@ export class RpcTimeoutError extends Error {
   override name = 'RpcTimeoutError';
   constructor(readonly method: string, readonly timeoutMs: number) {
     super(`RPC ${method} got no reply within ${timeoutMs} ms`);
+  }
+}
+
+/**
+ * Nobody serves the method now: no consumer is subscribed to its service's request queue (RabbitMQ
+ * returned the mandatory request; the in-process broker has no subscriber). Answered at once as a
+ * 503 instead of waiting out the deadline.
+ */
+export class RpcNoConsumerError extends Error {
+  override name = 'RpcNoConsumerError';
+  constructor(readonly method: string, readonly service: string) {
+    super(`RPC ${method}: no consumer serves ${service} (no running instance takes its requests)`);
   }
 }
 

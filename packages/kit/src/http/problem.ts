@@ -1,6 +1,6 @@
 // The one place any error becomes the spec's problem document (application/problem+json).
 import type { Response } from 'express';
-import { RpcRemoteError, RpcTimeoutError } from '../bus/types';
+import { RpcNoConsumerError, RpcRemoteError, RpcTimeoutError } from '../bus/types';
 import { isProblemKind, PROBLEM_KINDS, ProblemError, type ProblemKind } from '../errors';
 
 export const PROBLEM_TITLES: Record<ProblemKind, string> = {
@@ -13,6 +13,7 @@ export const PROBLEM_TITLES: Record<ProblemKind, string> = {
   'unsupported-combination': 'Unsupported combination',
   unauthorized: 'Unauthorized',
   'insufficient-scope': 'Insufficient scope',
+  'origin-not-allowed': 'Origin not allowed',
   'website-not-found': 'Website not found',
   'not-found': 'Not found',
   'method-not-allowed': 'Method not allowed',
@@ -20,6 +21,7 @@ export const PROBLEM_TITLES: Record<ProblemKind, string> = {
   'crm-not-connected': 'CRM not connected',
   'payload-too-large': 'Payload too large',
   'unsupported-media-type': 'Unsupported media type',
+  'headers-too-large': 'Request header fields too large',
   'rate-limit-exceeded': 'Rate limit exceeded',
   'quota-exceeded': 'Monthly quota exceeded',
   'too-many-concurrent': 'Too many concurrent queries',
@@ -68,6 +70,12 @@ export function renderProblem(error: unknown, requestId: string, typeBase: strin
       allowed = error.problem.allowed;
       extra = error.problem.extra;
     }
+  } else if (error instanceof RpcNoConsumerError) {
+    // Said at once, not after the deadline: nobody runs the service that answers this now.
+    kind = 'service-unavailable';
+    detail = `No consumer serves this request: no instance of the ${error.service} service is running.`;
+    remediation = 'Retry in a few seconds; if it persists, the operator should check that the service is deployed and ready.';
+    headers = { 'Retry-After': '5' };
   } else if (error instanceof RpcTimeoutError) {
     kind = 'service-unavailable';
     detail = 'The service that answers this request did not reply in time.';

@@ -1,2 +1,2 @@
-export { createOutbox, type Outbox, type OutboxMessage, type OutboxOptions } from './outbox';
+export { createOutbox, type Outbox, type OutboxMessage, type OutboxOptions, type OutboxPublisher } from './outbox';
 export { OUTBOX_MIGRATION_SQL } from './outbox.sql';

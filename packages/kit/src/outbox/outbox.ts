@@ -5,13 +5,21 @@
 // publish that was confirmed but not yet marked (at least once, in practice once).
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { messageValidator, type MessageValidator } from '@sightline/proto-schemas';
-import type { Bus, PublishInput } from '../bus/types';
+import { messageValidator, type MessageType, type MessageValidator, type PublishedBy, type ServiceName } from '@sightline/proto-schemas';
+import type { PublishInputOf } from '../bus/service-bus';
+import type { Envelope, PublishInput } from '../bus/types';
 import { InvalidMessageError } from '../bus/types';
 import type { SqlExecutor, SqlStore } from '../stores/types';
+import { counterOf, memoizeFor, polledGauge } from '../telemetry/metric-families';
+import { storeOwnerOf } from '../telemetry/store-telemetry';
 
 /** A message to publish once the business transaction commits: what the bus publishes, at the current version. */
-export type OutboxMessage<P = unknown> = Omit<PublishInput<P>, 'version'>;
+export type OutboxMessage<T extends MessageType = MessageType> = T extends MessageType ? Omit<PublishInputOf<T>, 'version'> : never;
+
+/** What the relay needs of a bus: a service's own bus (ServiceBus) is one. */
+export interface OutboxPublisher {
+  publishMany(inputs: readonly PublishInput[]): Promise<Envelope[]>;
+}
 
 export interface OutboxOptions {
   /** Idle poll interval; `wake()` cuts it short. Default 100 ms. */
@@ -28,11 +36,12 @@ export interface OutboxOptions {
   validator?: MessageValidator;
 }
 
-export interface Outbox {
+/** A service's outbox: it records only the message types the catalog lets that service publish. */
+export interface Outbox<S extends ServiceName = ServiceName> {
   /** Records a message inside the caller's transaction; returns its envelope id. */
-  add<P>(tx: SqlExecutor, message: OutboxMessage<P>): Promise<string>;
+  add(tx: SqlExecutor, message: OutboxMessage<PublishedBy<S>>): Promise<string>;
   /** Records several messages in one statement inside the caller's transaction; returns their ids. */
-  addMany(tx: SqlExecutor, messages: readonly OutboxMessage[]): Promise<string[]>;
+  addMany(tx: SqlExecutor, messages: readonly OutboxMessage<PublishedBy<S>>[]): Promise<string[]>;
   /** Asks the relay to look now (call after the transaction committed). */
   wake(): void;
   /** Starts the relay loop. */
@@ -59,8 +68,10 @@ interface OutboxRow {
 }
 
 const CLEANUP_EVERY_MS = 10 * 60_000;
+/** The backlog gauge reads the table at most this often, however often Prometheus scrapes. */
+const BACKLOG_READ_EVERY_MS = 5_000;
 
-export function createOutbox(sql: SqlStore, bus: Bus, logger: Logger, options: OutboxOptions = {}): Outbox {
+export function createOutbox<S extends ServiceName = ServiceName>(sql: SqlStore, bus: OutboxPublisher, logger: Logger, options: OutboxOptions = {}): Outbox<S> {
   const pollIntervalMs = options.pollIntervalMs ?? 100;
   const batchSize = options.batchSize ?? 100;
   const initialBackoffMs = options.initialBackoffMs ?? 200;
@@ -74,6 +85,12 @@ export function createOutbox(sql: SqlStore, bus: Bus, logger: Logger, options: O
   let wakeUp: (() => void) | null = null;
   let woken = false;
   let lastCleanup = 0;
+  // Given a store the runner handed to a service, the relay reports as that service: its backlog
+  // (`sightline_outbox_pending_messages`) and failed publish rounds (`sightline_outbox_publish_failures_total`).
+  const owner = storeOwnerOf(sql);
+  const failures = owner ? counterOf(owner.metrics, 'sightline_outbox_publish_failures_total', 'Outbox relay rounds that could not publish (broker or database unavailable), by service.', ['service'] as const) : null;
+  const backlog = owner ? polledGauge(owner.metrics, { name: 'sightline_outbox_pending_messages', help: 'Messages committed to a service\'s outbox and not yet published, by service.', labelNames: ['service'] as const }) : null;
+  let stopReportingBacklog: (() => void) | null = null;
 
   /** Sleeps until `ms` passed or `wake()` was called (a wake that came earlier counts). */
   const idle = (ms: number): Promise<void> => {
@@ -157,6 +174,7 @@ export function createOutbox(sql: SqlStore, bus: Bus, logger: Logger, options: O
         await cleanup();
       } catch (error) {
         // Broker or database unavailable: keep the rows, wait, try again. Never drop.
+        if (owner) failures?.inc({ service: owner.service });
         logger.warn({ err: error instanceof Error ? error.message : String(error), retryInMs: backoff }, 'outbox: publish failed; will retry');
         await new Promise((resolve) => setTimeout(resolve, backoff));
         backoff = Math.min(backoff * 2, maxBackoffMs);
@@ -194,8 +212,13 @@ export function createOutbox(sql: SqlStore, bus: Bus, logger: Logger, options: O
     return rows.map((r) => r.id);
   };
 
+  async function pendingCount(): Promise<number> {
+    const result = await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL');
+    return result.rows[0]?.n ?? 0;
+  }
+
   return {
-    async add<P>(tx: SqlExecutor, message: OutboxMessage<P>): Promise<string> {
+    async add(tx: SqlExecutor, message: OutboxMessage): Promise<string> {
       const [id] = await addMany(tx, [message]);
       return id as string;
     },
@@ -204,10 +227,17 @@ export function createOutbox(sql: SqlStore, bus: Bus, logger: Logger, options: O
     start(): void {
       if (running) return;
       running = true;
+      if (owner && backlog) {
+        const service = owner.service;
+        const read = memoizeFor(BACKLOG_READ_EVERY_MS, () => pendingCount());
+        stopReportingBacklog = backlog.add(async () => [{ labels: { service }, value: await read() }]);
+      }
       loop = run().catch((error: unknown) => logger.error({ err: error }, 'outbox: relay stopped unexpectedly'));
     },
     async stop(timeoutMs = 5_000): Promise<void> {
       running = false;
+      stopReportingBacklog?.();
+      stopReportingBacklog = null;
       wake();
       if (!loop) return;
       let timer: NodeJS.Timeout | undefined;
@@ -229,9 +259,6 @@ export function createOutbox(sql: SqlStore, bus: Bus, logger: Logger, options: O
       wake();
     },
     isPaused: () => paused,
-    async pendingCount(): Promise<number> {
-      const result = await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL');
-      return result.rows[0]?.n ?? 0;
-    },
+    pendingCount,
   };
 }

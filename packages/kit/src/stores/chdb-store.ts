@@ -8,10 +8,12 @@
 // issues `USE <database>` once. That beats one shared connection with a lock and a `USE` per
 // switch, which would serialise all services; chDB has no per-query "default database" setting.
 // Only the async chDB calls are used: the sync ones block the event loop.
+// chDB is loaded on the first embedded store, never at import: its native library is about 540 MB,
+// and a process that talks to a ClickHouse server (or uses no analytics store) must not map it.
 import { mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Session } from 'chdb';
+import type { Session } from 'chdb';
 import { COMMON_SETTINGS, normaliseParams, parseJsonEachRow, toJsonCompactEachRow } from './clickhouse-values';
 import { assertIdentifier } from './identifiers';
 import type { ClickHouseStore } from './types';
@@ -35,7 +37,29 @@ export function defaultChdbPath(): string {
   return join(tmpdir(), `${SCRATCH_PREFIX}${process.pid}`);
 }
 
-function openConnection(path: string): Session {
+type ChdbModule = typeof import('chdb');
+let chdbModule: Promise<ChdbModule> | null = null;
+
+/** Loads chDB once per process; a failed load is not cached, so a later call retries. */
+function loadChdb(): Promise<ChdbModule> {
+  chdbModule ??= import('chdb').catch((error: unknown) => {
+    chdbModule = null;
+    const reason = error instanceof Error ? error.message : String(error);
+    // The slim image leaves the native library out; say how to get a ClickHouse store instead.
+    throw new Error(
+      `chDB (the embedded analytics store) cannot be loaded: ${reason}. Configure a ClickHouse server URL, or run an image that includes chDB`,
+      { cause: error },
+    );
+  });
+  return chdbModule;
+}
+
+/** Whether this process has loaded chDB (tests check that server-only processes never do). */
+export function isChdbLoaded(): boolean {
+  return chdbModule !== null;
+}
+
+function openConnection(chdb: ChdbModule, path: string): Session {
   const wanted = resolve(path);
   if (binding && binding.path !== wanted) {
     throw new Error(
@@ -45,7 +69,7 @@ function openConnection(path: string): Session {
   mkdirSync(wanted, { recursive: true });
   let session: Session;
   try {
-    session = new Session(wanted);
+    session = new chdb.Session(wanted);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`chDB cannot open ${wanted}: ${reason}`, { cause: error });
@@ -74,7 +98,8 @@ export interface ChdbStoreOptions {
 
 export async function createChdbStore(options: ChdbStoreOptions): Promise<ClickHouseStore> {
   const database = assertIdentifier('database', options.database);
-  const session = openConnection(options.path);
+  const chdb = await loadChdb();
+  const session = openConnection(chdb, options.path);
   try {
     await session.queryAsync(`CREATE DATABASE IF NOT EXISTS ${database}`);
     await session.queryAsync(`USE ${database}`);

@@ -1,6 +1,6 @@
 // The `@clickhouse/client` driver against the chDB-backed ClickHouse HTTP shim (no ClickHouse
 // server can be installed here).
-import { startClickHouseShim } from '../../test-fixtures/clickhouse-http-shim';
+import { startClickHouseShim } from '../../testing/clickhouse-http-shim';
 import { createClickHouseStore } from './clickhouse-store';
 import { describeClickHouseStoreContract } from './clickhouse.contract';
 import type { ClickHouseStore } from './types';

@@ -1,7 +1,7 @@
 // ClickHouseStore on a ClickHouse server over HTTP (`@clickhouse/client`): one client per service,
 // bound to the service's own database, which is created when absent.
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
-import { COMMON_SETTINGS, withoutBigints } from './clickhouse-values';
+import { COMMON_SETTINGS, toCompactRows } from './clickhouse-values';
 import { assertIdentifier } from './identifiers';
 import type { ClickHouseStore } from './types';
 
@@ -65,10 +65,13 @@ export async function createClickHouseStore(options: ClickHouseStoreOptions): Pr
     async insert(table, rows, insertOptions) {
       assertIdentifier('table', table);
       if (rows.length === 0) return;
+      // As on chDB: one JSON array per row in the first row's column order (no key repeated per row).
+      const columns = Object.keys(rows[0] as Record<string, unknown>) as [string, ...string[]];
       await client.insert({
         table,
-        values: withoutBigints(rows),
-        format: 'JSONEachRow',
+        columns,
+        values: toCompactRows(rows, columns),
+        format: 'JSONCompactEachRow',
         ...(insertOptions?.dedupToken ? { clickhouse_settings: { insert_deduplication_token: insertOptions.dedupToken } } : {}),
       });
     },

@@ -31,6 +31,20 @@ export function describeKvStoreContract(driver: KvStore['driver'], setup: () => 
       expect(await kv.getMany(['many:short'])).toEqual([null]);
     });
 
+    it('reads back evictable values like any other: overwritten, deleted, expired', async () => {
+      await kv.setMany([['evict:a', '1'], ['evict:b', '2']], { ttlMs: 60_000, evictable: true });
+      expect(await kv.getMany(['evict:a', 'evict:b'])).toEqual(['1', '2']);
+      expect(await kv.get('evict:a')).toBe('1');
+      await kv.set('evict:a', 'plain'); // a plain write takes the key over
+      await kv.setMany([['evict:b', '3']], { evictable: true });
+      expect(await kv.getMany(['evict:a', 'evict:b'])).toEqual(['plain', '3']);
+      await kv.del('evict:b');
+      expect(await kv.get('evict:b')).toBeNull();
+      await kv.setMany([['evict:short', 'x']], { ttlMs: 50, evictable: true });
+      await new Promise((r) => setTimeout(r, 120));
+      expect(await kv.get('evict:short')).toBeNull();
+    });
+
     it('reports its driver', () => {
       expect(kv.driver).toBe(driver);
     });
@@ -96,6 +110,14 @@ export function describeKvStoreContract(driver: KvStore['driver'], setup: () => 
       for (const denied of results.filter((r) => !r.allowed)) expect(denied.remaining).toBe(0);
       // Another key has its own window.
       expect((await kv.consumeRate('client-2', 60, 60_000)).allowed).toBe(true);
+    });
+
+    it('consumes a cost of several points at once, exactly up to the window', async () => {
+      expect(await kv.consumeRate('weighted', 10, 60_000, 6)).toEqual(expect.objectContaining({ allowed: true, remaining: 4 }));
+      expect(await kv.consumeRate('weighted', 10, 60_000, 4)).toEqual(expect.objectContaining({ allowed: true, remaining: 0 }));
+      expect((await kv.consumeRate('weighted', 10, 60_000, 1)).allowed).toBe(false);
+      expect((await kv.consumeRate('weighted-2', 10, 60_000, 11)).allowed).toBe(false);
+      await expect(Promise.resolve().then(() => kv.consumeRate('weighted-3', 10, 60_000, 0))).rejects.toThrow(/cost/);
     });
 
     it('opens a new rate window once the old one ends', async () => {

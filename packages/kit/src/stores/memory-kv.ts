@@ -16,28 +16,52 @@ export interface MemoryKvOptions {
   keyPrefix?: string;
   /** How often expired entries are swept out; defaults to 30 s. */
   sweepIntervalMs?: number;
+  /** Most evictable entries kept (setMany's `evictable`); the longest unwritten go first. Default 100 000. */
+  maxEvictable?: number;
 }
+
+export const DEFAULT_MAX_EVICTABLE = 100_000;
 
 export function createMemoryKv(options: MemoryKvOptions = {}): KvStore {
   const prefix = options.keyPrefix ?? '';
   const entries = new Map<string, Entry>();
+  // Working sets a writer can do without (visitor session state): bounded by count as well as TTL,
+  // so process memory levels off whatever the traffic. Map order is write order: the first entry is
+  // the one written longest ago.
+  const evictable = new Map<string, Entry>();
+  const maxEvictable = options.maxEvictable ?? DEFAULT_MAX_EVICTABLE;
+  assertPositiveInteger('maxEvictable', maxEvictable);
   /** Semaphore key → lease id → lease expiry (epoch ms). */
   const semaphores = new Map<string, Map<string, number>>();
   const limiters = new Map<string, RateLimiterMemory>();
 
   const live = (key: string, now = Date.now()): Entry | undefined => {
-    const entry = entries.get(key);
+    const entry = entries.get(key) ?? evictable.get(key);
     if (entry && entry.expiresAt !== null && entry.expiresAt <= now) {
       entries.delete(key);
+      evictable.delete(key);
       return undefined;
     }
     return entry;
+  };
+  /** A plain write of a key replaces an evictable one, and the reverse. */
+  const write = (key: string, entry: Entry, canEvict: boolean): void => {
+    if (canEvict) {
+      entries.delete(key);
+      evictable.delete(key); // re-inserted last: the most recently written
+      evictable.set(key, entry);
+      if (evictable.size > maxEvictable) evictable.delete(evictable.keys().next().value as string);
+    } else {
+      evictable.delete(key);
+      entries.set(key, entry);
+    }
   };
 
   // Reads already ignore expired entries; the sweep only bounds memory.
   const sweeper = setInterval(() => {
     const now = Date.now();
     for (const key of entries.keys()) live(key, now);
+    for (const key of evictable.keys()) live(key, now);
     for (const [key, leases] of semaphores) {
       for (const [id, expiresAt] of leases) if (expiresAt <= now) leases.delete(id);
       if (leases.size === 0) semaphores.delete(key);
@@ -59,11 +83,12 @@ export function createMemoryKv(options: MemoryKvOptions = {}): KvStore {
     set(key, value, setOptions) {
       const full = prefix + key;
       if (setOptions?.ifAbsent && live(full)) return Promise.resolve(false);
-      entries.set(full, { value, expiresAt: expiry(setOptions?.ttlMs) });
+      write(full, { value, expiresAt: expiry(setOptions?.ttlMs) }, false);
       return Promise.resolve(true);
     },
     del(key) {
       entries.delete(prefix + key);
+      evictable.delete(prefix + key);
       return Promise.resolve();
     },
     getMany(keys) {
@@ -71,7 +96,7 @@ export function createMemoryKv(options: MemoryKvOptions = {}): KvStore {
     },
     setMany(pairs, setOptions) {
       const expiresAt = expiry(setOptions?.ttlMs);
-      for (const [key, value] of pairs) entries.set(prefix + key, { value, expiresAt });
+      for (const [key, value] of pairs) write(prefix + key, { value, expiresAt }, setOptions?.evictable === true);
       return Promise.resolve();
     },
     incrBy(key, by, ttlMs) {
@@ -79,7 +104,7 @@ export function createMemoryKv(options: MemoryKvOptions = {}): KvStore {
       const full = prefix + key;
       const entry = live(full);
       if (!entry) {
-        entries.set(full, { value: String(by), expiresAt: expiry(ttlMs) });
+        write(full, { value: String(by), expiresAt: expiry(ttlMs) }, false);
         return Promise.resolve(by);
       }
       const current = Number(entry.value);
@@ -89,7 +114,7 @@ export function createMemoryKv(options: MemoryKvOptions = {}): KvStore {
       entry.value = String(current + by);
       return Promise.resolve(current + by);
     },
-    consumeRate(key, points, windowMs): Promise<RateLimitResult> {
+    consumeRate(key, points, windowMs, cost = 1): Promise<RateLimitResult> {
       assertPositiveInteger('points', points);
       const duration = rateWindowSeconds(windowMs);
       const id = `${points}:${duration}`;
@@ -99,7 +124,8 @@ export function createMemoryKv(options: MemoryKvOptions = {}): KvStore {
         limiters.set(id, limiter);
       }
       const chosen = limiter;
-      return consumeWith(() => chosen.consume(key), points);
+      assertPositiveInteger('cost', cost);
+      return consumeWith(() => chosen.consume(key, cost), points);
     },
     tryAcquire(key, limit, leaseMs): Promise<SemaphoreLease | null> {
       assertPositiveInteger('limit', limit);
@@ -122,6 +148,9 @@ export function createMemoryKv(options: MemoryKvOptions = {}): KvStore {
           return Promise.resolve();
         },
       });
+    },
+    memoryEntries() {
+      return { entries: entries.size, evictable: evictable.size };
     },
     close() {
       clearInterval(sweeper);

@@ -67,9 +67,12 @@ async function loadMigrations(dir: string): Promise<MigrationFile[]> {
  */
 export async function runSqlMigrations(store: SqlStore, dir: string): Promise<string[]> {
   const files = await loadMigrations(dir);
-  await store.query(
-    'CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
-  );
+  // Under the same lock as each file: two replicas starting at once on a new database would both
+  // try to create the table, and Postgres refuses the loser (a duplicate pg_type row), IF NOT EXISTS or not.
+  await store.transaction(async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.schema_migrations'))");
+    await tx.query('CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+  });
   const done = new Set(
     (await store.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((row) => row.name),
   );

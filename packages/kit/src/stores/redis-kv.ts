@@ -103,7 +103,7 @@ export async function createRedisKv(options: RedisKvOptions): Promise<KvStore> {
       const value = await redis.eval(INCR_WITH_TTL, 1, prefix + key, by, ttlMs ?? 0);
       return Number(value);
     },
-    consumeRate(key, points, windowMs): Promise<RateLimitResult> {
+    consumeRate(key, points, windowMs, cost = 1): Promise<RateLimitResult> {
       assertPositiveInteger('points', points);
       const duration = rateWindowSeconds(windowMs);
       const id = `${points}:${duration}`;
@@ -113,7 +113,8 @@ export async function createRedisKv(options: RedisKvOptions): Promise<KvStore> {
         limiters.set(id, limiter);
       }
       const chosen = limiter;
-      return consumeWith(() => chosen.consume(key), points);
+      assertPositiveInteger('cost', cost);
+      return consumeWith(() => chosen.consume(key, cost), points);
     },
     async tryAcquire(key, limit, leaseMs): Promise<SemaphoreLease | null> {
       assertPositiveInteger('limit', limit);

@@ -68,13 +68,23 @@ export interface KvStore {
   del(key: string): Promise<void>;
   /** Reads several keys in one round trip; missing keys are null, in the order asked. */
   getMany(keys: string[]): Promise<(string | null)[]>;
-  /** Writes several keys in one round trip, each with the same optional TTL. */
-  setMany(entries: [key: string, value: string][], options?: { ttlMs?: number }): Promise<void>;
+  /**
+   * Writes several keys in one round trip, each with the same optional TTL. `evictable`: the values
+   * are a working set the writer can do without (it copes with a missing one), so the in-memory
+   * driver may drop them before their TTL to stay within its bound (Redis keeps them, or evicts them
+   * under its own maxmemory policy).
+   */
+  setMany(entries: [key: string, value: string][], options?: { ttlMs?: number; evictable?: boolean }): Promise<void>;
   /** Adds `by` and returns the new value; `ttlMs` is applied when the key is created. */
   incrBy(key: string, by: number, ttlMs?: number): Promise<number>;
-  /** Consumes one point of a fixed window of `points` per `windowMs` (rate-limiter-flexible). */
-  consumeRate(key: string, points: number, windowMs: number): Promise<RateLimitResult>;
+  /**
+   * Consumes `cost` points (default 1) of a fixed window of `points` per `windowMs`
+   * (rate-limiter-flexible); a cost larger than what is left is refused, and counted like any attempt.
+   */
+  consumeRate(key: string, points: number, windowMs: number, cost?: number): Promise<RateLimitResult>;
   /** Takes one of `limit` slots without waiting; null when all are taken. Leases expire after `leaseMs`. */
   tryAcquire(key: string, limit: number, leaseMs: number): Promise<SemaphoreLease | null>;
+  /** Entries held in process memory (the in-memory driver only), for its gauges. */
+  memoryEntries?(): { entries: number; evictable: number };
   close(): Promise<void>;
 }

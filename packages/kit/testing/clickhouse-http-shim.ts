@@ -207,7 +207,9 @@ export async function serveClickHouseShim(options: { dataDir: string; port?: num
     }
   };
 
-  const server = createServer((req, res) => {
+  // As ClickHouse's http_max_uri_size (1 MiB): query parameters travel in the URL, and a batch's ids
+  // can take far more than Node's default 16 KiB of request line and headers.
+  const server = createServer({ maxHeaderSize: 1024 * 1024 }, (req, res) => {
     handle(req, res).catch((error: unknown) => errorResponse(res, error));
   });
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));

@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { Socket } from 'node:net';
 import amqp from 'amqplib';
 import { Client } from 'pg';
-import { busNames } from '../bus/names';
+import { messageCatalog, partitionedTypes, SERVICE_NAMES } from '@sightline/proto-schemas';
+import { busNames } from '../src/bus/names';
 
 export const TEST_SERVERS = {
   postgres: 'postgres://postgres@127.0.0.1:5432/postgres',
@@ -53,18 +54,25 @@ export async function freshPostgresDatabase(): Promise<{ url: string; drop(): Pr
   };
 }
 
-/** Deletes a test namespace's exchange and the queues of the given services from RabbitMQ. */
+/**
+ * Deletes a test namespace's exchange and queues from RabbitMQ: every catalog service's (the runner
+ * declares them all at start, whatever a process runs) and those of the stand-ins named.
+ */
 export async function deleteBusNamespace(namespace: string, services: string[]): Promise<void> {
   const names = busNames(namespace);
+  const readsPartitions = new Set<string>(partitionedTypes().flatMap((type) => messageCatalog[type].consumedBy));
   const connection = await amqp.connect(TEST_SERVERS.rabbitmq);
   try {
     const channel = await connection.createChannel();
-    for (const service of services) {
-      for (const queue of [names.serviceQueue(service), names.retryQueue(service), names.deadLetterQueue(service), names.rpcQueue(service)]) {
+    for (const service of new Set([...SERVICE_NAMES, ...services])) {
+      // Partition queues too, for services that read a partitioned type (16: the default on RabbitMQ).
+      const partitions = readsPartitions.has(service) ? Array.from({ length: 16 }, (_, n) => [names.partitionQueue(service, n), names.partitionRetryQueue(service, n)]).flat() : [];
+      for (const queue of [names.serviceQueue(service), names.retryQueue(service), names.deadLetterQueue(service), names.rpcQueue(service), ...partitions]) {
         await channel.deleteQueue(queue);
       }
     }
     await channel.deleteExchange(names.exchange);
+    await channel.deleteExchange(names.membersExchange);
     await channel.close();
   } finally {
     await connection.close();

@@ -2,7 +2,7 @@
 // Types are `test.<anything>.ping` (payload {n: number}) and `test.<anything>.pong`
 // (payload {text: string}), so each test can use types of its own on a shared exchange.
 // RPC methods ending in `.echo` take and return {text: string}; other methods take anything.
-import type { Envelope, MessageValidator } from './types';
+import type { Envelope, MessageValidator } from '../src/bus/types';
 
 const TYPE = /^test\.[a-z0-9-]+\.(ping|pong)$/;
 

@@ -1,0 +1,15 @@
+export {
+  counterOf,
+  histogramOf,
+  LATENCY_BUCKETS,
+  memoizeFor,
+  polledGauge,
+  registerCacheSize,
+  type CacheSizeOptions,
+  type GaugeSource,
+  type PolledGauge,
+  type PolledGaugeOptions,
+  type Sample,
+} from './metric-families';
+export { markFailed, SpanKind, tracingEnabled, withSpan, type Span, type SpanOptions, type TracingConfig } from './tracing';
+export { storeOwnerOf, type StoreOwner } from './store-telemetry';
