@@ -11,11 +11,12 @@ import {
   type EventBatchV1,
   type IdentityMergedV1,
 } from '@sightline/proto-schemas';
-import { attributionConsumers } from './consumers';
+import { attributionConsumers } from './core.consumers';
 import { ConversionsRepo } from './conversions.repo';
 import { IdentityMergesRepo } from './identity-merges.repo';
 import { journeyRpcHandlers, type ContactJourneyBody, type JourneyQuery } from './journeys.rpc';
 import { OutcomesRepo } from './outcomes.repo';
+import { ReadModel } from './read-model/read-model';
 import { TouchesRepo } from './touches.repo';
 
 const EXAMPLE_BATCH = MESSAGE_EXAMPLES['events.classified'];
@@ -85,8 +86,10 @@ describe('attribution: contact journey (chDB)', () => {
     await runClickHouseMigrations(ch, join(__dirname, '..', 'migrations', 'clickhouse'));
     close = () => provider.close();
     outcomes = new OutcomesRepo(ch);
-    const deps = { touches: new TouchesRepo(ch), conversions: new ConversionsRepo(ch), merges: new IdentityMergesRepo(ch), outcomes };
-    consume = attributionConsumers(deps);
+    const readModel = new ReadModel(ch, async () => undefined);
+    const deps = { touches: new TouchesRepo(ch), conversions: new ConversionsRepo(ch), merges: new IdentityMergesRepo(ch), outcomes, readModel };
+    // Dispatched by name, as the runner does: the test names the type at run time.
+    consume = attributionConsumers(deps) as unknown as Record<string, MessageHandler>;
     rpc = journeyRpcHandlers(deps);
   }, 60_000);
   afterAll(async () => {

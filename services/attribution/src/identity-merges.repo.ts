@@ -27,15 +27,16 @@ export class IdentityMergesRepo {
   /**
    * Rewrites the person (root) of every member of the identity's group, so analytics reads join
    * one small table instead of walking merges. The row version is the group size: groups only
-   * grow, so a stale rewrite racing a newer one loses.
+   * grow, so a stale rewrite racing a newer one loses. Returns the group.
    */
-  async refreshRoots(dedupToken: string, workspaceId: string, identityId: string): Promise<void> {
+  async refreshRoots(dedupToken: string, workspaceId: string, identityId: string): Promise<IdentityGroup> {
     const group = await this.groupOf(workspaceId, identityId);
     await this.ch.insert(
       'identity_roots',
       group.members.map((member) => ({ workspace_id: workspaceId, identity_id: member, root_id: group.canonical, version: group.members.length })),
       { dedupToken },
     );
+    return group;
   }
 
   /** The group an identity belongs to: a breadth-first walk over merge edges in both directions. */

@@ -2,15 +2,18 @@
 // sessions (touches) built from them, conversions, identity merges and each identity's person,
 // outcome values written back, milestones, ad reports, store orders and CRM memberships. It answers
 // every analytics read: /metrics, /paths, /attribution/coverage, /products, /ads/performance and
-// the contact, company and deal journeys. Where each endpoint lives: README.md.
+// the contact, company and deal journeys from a read model its consumers maintain (read-model/),
+// and publishes each conversion's first and last touch (conversion.attributed). Where each
+// endpoint lives: README.md.
 import { join } from 'node:path';
-import { defineModule, type ClickHouseStore, type MessageHandler, type RpcHandler, type ServiceModule } from '@sightline/kit';
+import { defineModule, type ClickHouseStore, type ConsumerMap, type ModuleLifecycle, type RpcMap, type RunnableModule } from '@sightline/kit';
 import { adsConsumers } from './ads/ads.consumers';
 import { adsRpcHandlers } from './ads/ads.rpc';
-import { attributionConsumers } from './consumers';
+import { attributionConsumers } from './core.consumers';
 import { ConversionsRepo } from './conversions.repo';
 import { coverageRpcHandlers } from './coverage/coverage.rpc';
-import { crmJourneyConsumers, crmJourneyRpcHandlers } from './crm-journeys/crm-journeys';
+import { crmJourneyConsumers } from './crm-journeys/crm-journeys.consumers';
+import { crmJourneyRpcHandlers } from './crm-journeys/crm-journeys.rpc';
 import { dealTouchesRpcHandlers } from './deal-touches/deal-touches.rpc';
 import { IdentityMergesRepo } from './identity-merges.repo';
 import { journeyRpcHandlers } from './journeys.rpc';
@@ -20,21 +23,30 @@ import { OutcomesRepo } from './outcomes.repo';
 import { pathsRpcHandlers } from './paths/paths.rpc';
 import { productsConsumers } from './products/products.consumers';
 import { productsRpcHandlers } from './products/products.rpc';
+import type { AttributedPublisher } from './read-model/attributed';
+import { ReadModel } from './read-model/read-model';
+import { rebuildAdminRoutes } from './read-model/rebuild.admin';
 import { TouchesRepo } from './touches.repo';
 
 export interface AttributionHandlers {
-  consumers: Record<string, MessageHandler>;
-  /** Public operations reply an ApiResponse; internal methods (attribution.getDealTouches) their own shape. */
-  rpc: Record<string, RpcHandler>;
+  consumers: ConsumerMap<'attribution'>;
+  rpc: RpcMap<'attribution'>;
+  /** The read model the consumers maintain (rebuilds go through it). */
+  readModel: ReadModel;
 }
 
-/** Every consumer and RPC handler of the module over one ClickHouse store. */
-export function attributionHandlers(ch: ClickHouseStore): AttributionHandlers {
-  const deps = { touches: new TouchesRepo(ch), conversions: new ConversionsRepo(ch), merges: new IdentityMergesRepo(ch), outcomes: new OutcomesRepo(ch) };
+/**
+ * Every consumer and RPC handler of the module over one ClickHouse store. `publish` sends the
+ * conversion.attributed messages the read model produces (the module's bus; a test's recorder).
+ */
+export function attributionHandlers(ch: ClickHouseStore, publish: AttributedPublisher): AttributionHandlers {
+  const readModel = new ReadModel(ch, publish);
+  const deps = { touches: new TouchesRepo(ch), conversions: new ConversionsRepo(ch), merges: new IdentityMergesRepo(ch), outcomes: new OutcomesRepo(ch), readModel };
   return {
+    readModel,
     consumers: {
       ...attributionConsumers(deps),
-      ...milestonesConsumers(ch),
+      ...milestonesConsumers(ch, readModel),
       ...adsConsumers(ch),
       ...productsConsumers(ch),
       ...crmJourneyConsumers(ch),
@@ -52,14 +64,21 @@ export function attributionHandlers(ch: ClickHouseStore): AttributionHandlers {
   };
 }
 
-export function createAttributionModule(): ServiceModule {
+export function createAttributionModule(): RunnableModule {
   return defineModule({
     name: 'attribution',
     needs: {
       clickhouse: { database: 'attribution', migrationsDir: join(__dirname, '..', 'migrations', 'clickhouse') },
     },
     async create(ctx) {
-      return attributionHandlers(ctx.clickhouse!);
+      const handlers = attributionHandlers(ctx.clickhouse, async (messages) => {
+        await ctx.bus.publishMany(messages.map((m) => ({
+          type: 'conversion.attributed', id: m.id, source: 'attribution', workspace_id: m.payload.workspace_id, website_id: m.payload.website_id, payload: m.payload,
+        })));
+      });
+      const adminRoutes: ModuleLifecycle['adminRoutes'] = (router) =>
+        rebuildAdminRoutes(router, handlers.readModel, (error, job) => ctx.logger.error({ err: error, website_id: job.website_id, job: job.id }, 'read model rebuild failed'));
+      return { consumers: handlers.consumers, rpc: handlers.rpc, adminRoutes };
     },
   });
 }
@@ -69,3 +88,5 @@ export { ConversionsRepo } from './conversions.repo';
 export { IdentityMergesRepo } from './identity-merges.repo';
 export { OutcomesRepo, type ConversionOutcome } from './outcomes.repo';
 export { TouchesRepo } from './touches.repo';
+export { ReadModel, type RebuildProgress, type RebuildResult } from './read-model/read-model';
+export type { AttributedMessage, AttributedPublisher } from './read-model/attributed';

@@ -50,8 +50,7 @@ function websiteOf(request: ApiRequest<JourneyQuery>): NonNullable<ApiRequest['w
 
 export function journeyRpcHandlers(deps: ContactJourneyDeps) {
   return {
-    'attribution.getContactJourney': async (raw: unknown): Promise<ApiResponse<ContactJourneyBody>> => {
-      const request = raw as ApiRequest<JourneyQuery>;
+    'attribution.getContactJourney': async (request: ApiRequest<JourneyQuery>): Promise<ApiResponse<ContactJourneyBody>> => {
       const website = websiteOf(request);
       const journey = await contactJourney(deps, {
         websiteId: website.id,

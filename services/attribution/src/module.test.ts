@@ -75,6 +75,37 @@ describe('attribution module (embedded runner)', () => {
     expect(validate(reply?.body) ? [] : validate.errors).toEqual([]);
   });
 
+  it('rebuilds a website through the admin API, refusing bad input with problem documents', async () => {
+    const admin = async (method: string, path: string, body?: unknown) => {
+      const r = await fetch(`http://127.0.0.1:${proc.adminPort}/admin${path}`, {
+        method,
+        headers: { authorization: `Bearer ${proc.settings.adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+    };
+    const started = await admin('POST', '/attribution/rebuilds', { website_id: website.id, workspace_id: website.workspace_id });
+    expect(started.status).toBe(202);
+    expect(started.body).toMatchObject({ website_id: website.id, status: 'running' });
+    const conflict = await admin('POST', '/attribution/rebuilds', { website_id: website.id, workspace_id: website.workspace_id });
+    let job = started.body;
+    if (conflict.status === 409) expect(String(conflict.body['type'])).toMatch(/\/conflict$/);
+    else expect(conflict.status).toBe(202); // the first one had already finished
+    for (let attempt = 0; attempt < 200 && job['status'] === 'running'; attempt += 1) {
+      await new Promise((r) => setTimeout(r, 50));
+      job = (await admin('GET', `/attribution/rebuilds/${String(started.body['id'])}`)).body;
+    }
+    expect(job).toMatchObject({ status: 'done', outcomes: 1, published: 0, error: null });
+    expect(job['sessions']).toBeGreaterThanOrEqual(1);
+
+    const bad = await admin('POST', '/attribution/rebuilds', { website_id: 'shop.example', workspace_id: website.workspace_id });
+    expect(bad.status).toBe(400);
+    expect(String(bad.body['type'])).toMatch(/\/invalid-request$/);
+    expect(String(bad.body['remediation'])).toMatch(/sightline attribution rebuild/);
+    const unknown = await admin('GET', `/attribution/rebuilds/${randomUUID()}`);
+    expect(unknown.status).toBe(404);
+  });
+
   it('answers an unknown contact with a not-found problem across the bus', async () => {
     await expect(caller.rpc('attribution.getContactJourney', journeyRequest(randomUUID()))).rejects.toMatchObject({
       problem: { kind: 'not-found', status: 404 },

@@ -5,6 +5,7 @@
 import type { ClickHouseStore } from '@sightline/kit';
 import type { ClassifiedEventV1 } from '@sightline/proto-schemas';
 import { isoFromClickHouse } from './clickhouse-time';
+import type { SessionFact } from './read-model/read-model';
 import { adPlatform, isPaid, type TouchSource } from './touch-attributes';
 
 export interface SessionRow {
@@ -84,12 +85,16 @@ const orNull = (value: string): string | null => (value === '' ? null : value);
 export class TouchesRepo {
   constructor(private readonly ch: ClickHouseStore) {}
 
-  /** Stores a classified batch and its sessions (touches); `dedupToken` derives from the bus message ids. */
-  async insertEvents(dedupToken: string, workspaceId: string, websiteId: string, events: readonly ClassifiedEventV1[]): Promise<void> {
-    if (events.length === 0) return;
+  /**
+   * Stores a classified batch and its sessions (touches); `dedupToken` derives from the bus message
+   * ids. Returns the sessions the batch carried, for the read model.
+   */
+  async insertEvents(dedupToken: string, workspaceId: string, websiteId: string, events: readonly ClassifiedEventV1[]): Promise<SessionFact[]> {
+    if (events.length === 0) return [];
     await this.ch.insert('touch_events', events.map((e) => eventRow(workspaceId, websiteId, e)), { dedupToken });
     const touches = touchRows(workspaceId, websiteId, events);
     if (touches.length > 0) await this.ch.insert('touches', touches, { dedupToken: `${dedupToken}:touches` });
+    return touches.map((t) => ({ identity_id: String(t['identity_id']), session_id: String(t['session_id']), started_ms: Date.parse(String(t['started_at'])) }));
   }
 
   /** Whether any session of these identities exists on the website, at any time. */

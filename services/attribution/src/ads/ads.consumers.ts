@@ -1,18 +1,16 @@
 // ads.report_imported: each report's rows stored as they are (ad_report_rows). Restated rows are
 // stored beside the copies they restate; reads take the newest copy of each key. Reports that
 // arrive together are written with one insert whose deduplication token comes from the message ids.
-import { createHash } from 'node:crypto';
-import { coalesce, type ClickHouseStore, type Envelope, type MessageHandler } from '@sightline/kit';
-import type { AdsReportImportedV1 } from '@sightline/proto-schemas';
+import { coalesce, groupToken, type ClickHouseStore, type ConsumerMap, type TypedEnvelope } from '@sightline/kit';
 
 /** Rows per insert at most (a report carries up to 50 000). */
 const MAX_ROWS_PER_INSERT = 50_000;
 
-export function adsConsumers(ch: ClickHouseStore): Record<string, MessageHandler> {
+export function adsConsumers(ch: ClickHouseStore): Pick<ConsumerMap<'attribution'>, 'ads.report_imported'> {
   return {
     'ads.report_imported': coalesce({
-      keyOf: (envelope) => (envelope.payload as AdsReportImportedV1).website_id,
-      weightOf: (envelope) => (envelope.payload as AdsReportImportedV1).rows.length,
+      keyOf: (envelope) => envelope.payload.website_id,
+      weightOf: (envelope) => envelope.payload.rows.length,
       maxWeight: MAX_ROWS_PER_INSERT,
       handle: async (group) => {
         await ch.insert('ad_report_rows', group.flatMap(rowsOf), { dedupToken: groupToken(group) });
@@ -21,8 +19,8 @@ export function adsConsumers(ch: ClickHouseStore): Record<string, MessageHandler
   };
 }
 
-function rowsOf(envelope: Envelope): Record<string, unknown>[] {
-  const report = envelope.payload as AdsReportImportedV1;
+function rowsOf(envelope: TypedEnvelope<'ads.report_imported'>): Record<string, unknown>[] {
+  const report = envelope.payload;
   return report.rows.map((row, index) => ({
     website_id: report.website_id,
     workspace_id: report.workspace_id,
@@ -51,7 +49,3 @@ function rowsOf(envelope: Envelope): Record<string, unknown>[] {
   }));
 }
 
-/** The deduplication token of a group: the same messages give the same token. */
-function groupToken(group: Envelope[]): string {
-  return group.length === 1 ? (group[0] as Envelope).id : createHash('sha256').update(group.map((e) => e.id).sort().join(',')).digest('hex');
-}

@@ -3,7 +3,7 @@
 // in the ad-account currency and are never summed across currencies: totals are one row per
 // currency, and meta.currency_source says which currency (or currencies) the rows are in.
 import type { ClickHouseStore } from '@sightline/kit';
-import { AD_LEVELS, AD_METRICS, AD_LEVEL_HIERARCHY, MAX_AD_ROWS, type AdLevelName, type ApiResponse } from '@sightline/proto-schemas';
+import { AD_LEVELS, AD_METRICS, AD_LEVEL_HIERARCHY, MAX_AD_ROWS, type AdLevelName, type ApiRequest, type ApiResponse } from '@sightline/proto-schemas';
 import { analyticsContext, metaOf } from '../analytics/context';
 import { FIGURE_SUMS_SQL, figuresOf, metricValues, type FigureSumsRow } from './figures';
 import { levelRowsParams, levelRowsSql, type AdRowsScope } from './level-rows.sql';
@@ -35,8 +35,8 @@ interface TotalSumsRow extends FigureSumsRow {
 
 export function adsRpcHandlers(ch: ClickHouseStore) {
   return {
-    'attribution.getAdsPerformance': async (raw: unknown): Promise<ApiResponse> => {
-      const ctx = analyticsContext<AdsRawQuery>(raw);
+    'attribution.getAdsPerformance': async (request: ApiRequest<AdsRawQuery>): Promise<ApiResponse> => {
+      const ctx = analyticsContext(request);
       const query = adsQuery(ctx.request.query);
       const scope: AdRowsScope = { websiteId: ctx.website.id, from: ctx.from, to: ctx.to, timezone: ctx.website.timezone, platform: query.platform };
       const answer = query.breakdown ? await itemRows(ch, query, scope) : await totalRows(ch, query, scope);

@@ -2,8 +2,8 @@
 // every metric (ratios null on a zero denominator), restated and redelivered reports, currencies,
 // the window's day edges, request checks, and conformance to the OpenAPI response schema.
 import { AD_LEVEL_NAMES, AD_METRIC_NAMES, MAX_AD_ROWS, type AdLevelName } from '@sightline/proto-schemas';
-import { newWebsite, openFixture, type AttributionFixture, type FixtureWebsite } from '../testing/fixture';
-import { adReport, adRow, consumerOf, envelopeOf, responseValidator } from './ads.test-fixtures';
+import { newWebsite, openFixture, type AttributionFixture, type FixtureWebsite } from '../../test/fixture';
+import { adReport, adRow, consumerOf, envelopeOf, responseValidator } from '../../test/ads.fixtures';
 
 type Row = Record<string, unknown>;
 interface Body { data: Row[]; meta: Row & { definitions: Record<string, string>; currency_source: string; truncated: boolean; row_count: number } }
@@ -249,7 +249,7 @@ describe('restated and redelivered reports', () => {
 
   it('orders copies by when they were published, not when they arrived', async () => {
     const w = newWebsite();
-    const consume = consumerOf(f.ch, 'ads.report_imported');
+    const consume = consumerOf(f, 'ads.report_imported');
     await consume(envelopeOf('ads.report_imported', adReport(w, [adRow({ level: 'campaign', item_id: 'cmp-1', spend: 25 })]), w, '2026-03-07T10:00:00.000Z'));
     // An older import delivered late (a redelivery after a crash) does not undo the newer one.
     await consume(envelopeOf('ads.report_imported', adReport(w, [adRow({ level: 'campaign', item_id: 'cmp-1', spend: 10 })]), w, '2026-03-06T10:00:00.000Z'));
@@ -265,7 +265,7 @@ describe('restated and redelivered reports', () => {
   it('changes nothing when the same message is delivered twice, or its content is imported twice', async () => {
     const w = newWebsite();
     const report = adReport(w, [adRow({ level: 'ad', item_id: 'ad-1', campaign_id: 'cmp-1', spend: 10 }), adRow({ level: 'ad', item_id: 'ad-2', campaign_id: 'cmp-1', spend: 5 })]);
-    const consume = consumerOf(f.ch, 'ads.report_imported');
+    const consume = consumerOf(f, 'ads.report_imported');
     const envelope = envelopeOf('ads.report_imported', report, w);
     await consume(envelope);
     const once = await ads(w, { level: 'campaign', breakdown: true, metrics: [...AD_METRIC_NAMES] });
@@ -280,7 +280,7 @@ describe('restated and redelivered reports', () => {
 
   it('stores reports delivered concurrently (coalesced into groups)', async () => {
     const w = newWebsite();
-    const consume = consumerOf(f.ch, 'ads.report_imported');
+    const consume = consumerOf(f, 'ads.report_imported');
     await Promise.all([1, 2, 3].map((i) => consume(envelopeOf('ads.report_imported', adReport(w, [adRow({ level: 'campaign', item_id: `cmp-${i}`, spend: i })]), w))));
     expect((await ads(w, { level: 'campaign' })).data[0]).toMatchObject({ items: 3, spend: 6 });
   });

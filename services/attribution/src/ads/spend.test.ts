@@ -1,7 +1,7 @@
 // spendBy, the ad spend /metrics joins to platforms and campaigns: the same counting rules as
 // /ads/performance (newest copy of a day, one level per account-day), keyed as /metrics needs.
-import { newWebsite, openFixture, type AttributionFixture, type FixtureWebsite } from '../testing/fixture';
-import { adReport, adRow } from './ads.test-fixtures';
+import { newWebsite, openFixture, type AttributionFixture, type FixtureWebsite } from '../../test/fixture';
+import { adReport, adRow } from '../../test/ads.fixtures';
 import { spendBy } from './spend';
 
 const MARCH = { from: new Date('2026-03-01T00:00:00Z'), to: new Date('2026-04-01T00:00:00Z') };

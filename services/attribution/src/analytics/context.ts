@@ -1,5 +1,6 @@
 // What every analytics read starts from: the website the gateway resolved, the window resolved in
 // the website timezone (@sightline/periods), and the meta block the spec requires on every answer.
+import { metaHead } from '@sightline/kit';
 import { resolveWindow, type ResolvedWindow } from '@sightline/periods';
 import type { ApiRequest } from '@sightline/proto-schemas';
 
@@ -27,8 +28,7 @@ export interface WindowQuery {
 }
 
 /** Resolves the window; throws invalid-window or window-too-large as problem documents. */
-export function analyticsContext<Q extends WindowQuery>(raw: unknown, now?: Date): AnalyticsContext<Q> {
-  const request = raw as ApiRequest<Q>;
+export function analyticsContext<Q extends WindowQuery>(request: ApiRequest<Q>, now?: Date): AnalyticsContext<Q> {
   // The gateway resolves a website for every analytics operation; its absence is a wiring fault.
   if (!request.website) throw new Error(`${request.operation} needs a resolved website`);
   const website = request.website;
@@ -68,10 +68,7 @@ export function metaOf(
   fields: { row_count: number; truncated: boolean; definitions: Record<string, string> } & Record<string, unknown>,
 ): AnalyticsMeta {
   return {
-    website_id: ctx.website.id,
-    website: ctx.website.domain,
-    timezone: ctx.website.timezone,
-    currency: ctx.website.currency,
+    ...metaHead(ctx.website),
     window: ctx.window,
     ...fields,
   };

@@ -2,9 +2,8 @@
 // why the rest could not. Classification and sums run in ClickHouse (coverage.sql.ts); every
 // bucket is answered, zero when empty, in the fixed order of COVERAGE_BUCKETS.
 import type { ClickHouseStore } from '@sightline/kit';
-import { COVERAGE_BUCKETS, DEFAULT_LOOKBACK_DAYS, EXPECTED_COVERAGE_BUCKETS, type ApiResponse } from '@sightline/proto-schemas';
+import { COVERAGE_BUCKETS, DEFAULT_LOOKBACK_DAYS, EXPECTED_COVERAGE_BUCKETS, type ApiRequest, type ApiResponse } from '@sightline/proto-schemas';
 import { analyticsContext, metaOf, type AnalyticsMeta, type WindowQuery } from '../analytics/context';
-import { journeyParams } from '../analytics/outcome-journeys';
 import { coverageSql, type CoverageRow } from './coverage.sql';
 
 export type CoverageBucket = (typeof COVERAGE_BUCKETS)[number];
@@ -26,11 +25,11 @@ const EXPECTED: readonly string[] = EXPECTED_COVERAGE_BUCKETS;
 
 export function coverageRpcHandlers(ch: ClickHouseStore) {
   return {
-    'attribution.getAttributionCoverage': async (raw: unknown): Promise<ApiResponse<CoverageBody>> => {
-      const ctx = analyticsContext<WindowQuery>(raw);
+    'attribution.getAttributionCoverage': async (request: ApiRequest<WindowQuery>): Promise<ApiResponse<CoverageBody>> => {
+      const ctx = analyticsContext(request);
       const rows = await ch.query<CoverageRow>(
         coverageSql(),
-        journeyParams({ websiteId: ctx.website.id, workspaceId: ctx.workspaceId, from: ctx.from, to: ctx.to, lookbackDays: DEFAULT_LOOKBACK_DAYS }),
+        { website: ctx.website.id, from: ctx.from, to: ctx.to },
       );
       const byBucket = new Map(rows.map((r) => [r.bucket, r]));
       const total = rows.reduce((sum, r) => sum + Number(r.amount), 0);

@@ -1,7 +1,7 @@
 // GET /attribution/coverage on embedded chDB: each case uses a website of its own.
 import { randomUUID } from 'node:crypto';
-import { newWebsite, openFixture, type AttributionFixture, type FixtureWebsite } from '../testing/fixture';
-import { DAY, responseValidator, sale, shift, visits } from '../paths/paths.test-fixtures';
+import { newWebsite, openFixture, type AttributionFixture, type FixtureWebsite } from '../../test/fixture';
+import { DAY, responseValidator, sale, shift, visits } from '../../test/paths.fixtures';
 import type { CoverageBody, CoverageBucket } from './coverage.rpc';
 
 const FROM = '2026-03-01T00:00:00.000Z';

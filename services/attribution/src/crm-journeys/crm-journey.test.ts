@@ -3,8 +3,8 @@
 // the synthetic fallback, 404s, and conformance to the OpenAPI JourneyResponse.
 import { randomUUID } from 'node:crypto';
 import { ConversionsRepo } from '../conversions.repo';
-import { batch, conversion, hit, newWebsite, openFixture, type AttributionFixture, type FixtureWebsite } from '../testing/fixture';
-import { daysAgo, journey, journeyResponseErrors, sync } from './crm-journeys.test-fixtures';
+import { batch, conversion, hit, newWebsite, openFixture, type AttributionFixture, type FixtureWebsite } from '../../test/fixture';
+import { daysAgo, journey, journeyResponseErrors, sync } from '../../test/crm-journeys.fixtures';
 
 describe('attribution: company and deal journeys (chDB)', () => {
   let fx: AttributionFixture;

@@ -2,8 +2,8 @@
 // whatever order the syncs arrive), and each member is tied to a visitor by identity id, contact
 // id or email. Embedded chDB with the real migrations.
 import { randomUUID } from 'node:crypto';
-import { batch, conversion, hit, newWebsite, openFixture, type AttributionFixture, type FixtureWebsite } from '../testing/fixture';
-import { daysAgo, journey, sync } from './crm-journeys.test-fixtures';
+import { batch, conversion, hit, newWebsite, openFixture, type AttributionFixture, type FixtureWebsite } from '../../test/fixture';
+import { daysAgo, journey, sync } from '../../test/crm-journeys.fixtures';
 
 describe('attribution: CRM membership of companies and deals (chDB)', () => {
   let fx: AttributionFixture;

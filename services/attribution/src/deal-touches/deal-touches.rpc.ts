@@ -4,17 +4,17 @@
 // earliest and the latest of those people's sessions that started at or before the deal was
 // created. People without browsing history fall back to the touches stored with their imported
 // contacts. contact_ids are the matching conversions (Sightline contacts), newest first.
-import type { ClickHouseStore } from '@sightline/kit';
+import type { ClickHouseStore, RpcHandlerOf } from '@sightline/kit';
 import type { DealTouch, DealTouchBasis, DealTouchesRequest, DealTouchesResponse } from '@sightline/proto-schemas';
-import { contactsByEmail, personIds, sessionTouches, type DealIdentity, type EmailContact } from './deal-touches.queries';
+import { contactsByEmail, personIds, sessionTouches, type DealIdentity, type EmailContact } from './deal-touches.sql';
 
 /** Contact ids listed per deal (the response schema's maxItems). */
 export const MAX_CONTACT_IDS = 100;
 
 type DealAnswer = DealTouchesResponse['deals'][number];
 
-export function dealTouchesRpcHandlers(ch: ClickHouseStore): Record<'attribution.getDealTouches', (raw: unknown) => Promise<DealTouchesResponse>> {
-  return { 'attribution.getDealTouches': (raw) => dealTouches(ch, raw as DealTouchesRequest) };
+export function dealTouchesRpcHandlers(ch: ClickHouseStore): { 'attribution.getDealTouches': RpcHandlerOf<'attribution.getDealTouches'> } {
+  return { 'attribution.getDealTouches': (request) => dealTouches(ch, request) };
 }
 
 const normalEmail = (email: string): string => email.trim().toLowerCase();

@@ -3,8 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { messageValidator, type DealTouchesRequest, type DealTouchesResponse } from '@sightline/proto-schemas';
 import { ConversionsRepo } from '../conversions.repo';
-import { attributionHandlers } from '../index';
-import { batch, conversion, hit, newWebsite, openFixture, type AttributionFixture, type FixtureWebsite } from '../testing/fixture';
+import { batch, conversion, hit, newWebsite, openFixture, type AttributionFixture, type FixtureWebsite } from '../../test/fixture';
 
 const DAY = 86_400_000;
 const DEAL_AT = Date.parse('2025-03-20T12:00:00.000Z');
@@ -19,7 +18,7 @@ describe('attribution.getDealTouches', () => {
   const ask = async (deals: DealTouchesRequest['deals']): Promise<DealTouchesResponse> => {
     const request: DealTouchesRequest = { workspace_id: website.workspace_id, website_id: website.id, deals };
     expect(messageValidator.validateRpcRequest('attribution.getDealTouches', request)).toBeNull();
-    const handler = attributionHandlers(fx.ch).rpc['attribution.getDealTouches'];
+    const handler = fx.handlers.rpc['attribution.getDealTouches'];
     if (!handler) throw new Error('attribution does not answer attribution.getDealTouches');
     const response = await handler(request);
     expect(messageValidator.validateRpcResponse('attribution.getDealTouches', response)).toBeNull();
@@ -130,7 +129,7 @@ describe('attribution.getDealTouches', () => {
     expect(await ask([])).toEqual({ deals: [] });
     const other = newWebsite();
     const request: DealTouchesRequest = { workspace_id: other.workspace_id, website_id: other.id, deals: [{ deal_id: 'x', emails: ['alice@acme.test'], created_at: new Date(DEAL_AT).toISOString() }] };
-    const handler = attributionHandlers(fx.ch).rpc['attribution.getDealTouches'] as (raw: unknown) => Promise<DealTouchesResponse>;
+    const handler = fx.handlers.rpc['attribution.getDealTouches'];
     expect((await handler(request)).deals[0]).toMatchObject({ basis: 'no_matching_contact', contact_ids: [] });
   });
 });

@@ -1,10 +1,11 @@
 // Each dimension as a ClickHouse expression in the three places a /metrics query reads it:
-//   traffic  — a row of touch_events `e` (the event, carrying its session's attributes);
-//   credit   — a journey touch tuple `x` beside its outcome's columns (after ARRAY JOIN);
-//   customer — the customer's acquiring touch tuple `x` (first touch of their first paid outcome).
+//   traffic  — a row `e` of traffic_sessions (a session) or traffic_events (an event, carrying its
+//              session's attributes);
+//   credit   — a journey touch's columns `x_<field>` beside its outcome's columns (after ARRAY JOIN);
+//   customer — the customer's acquiring touch `x_<field>` (first touch of their first paid outcome).
 // null means the dimension does not apply there (the request is refused as unsupported-combination).
 import type { DimensionName } from '@sightline/proto-schemas';
-import { touchField, type TouchField } from '../analytics/outcome-journeys';
+import { touchField, type TouchField } from '../analytics/journey-fields';
 
 export type Place = 'traffic' | 'credit' | 'customer';
 
@@ -68,13 +69,13 @@ const EVENT: Partial<Record<DimensionName, string>> = {
   event_type: 'toString(e.event_type)',
 };
 
-/** Outcome attributes (credited reads): columns of the outcome row `o` (see outcome-journeys.ts). */
+/** Outcome attributes (credited reads): columns of the outcome row (see analytics/outcome-rows.sql.ts). */
 const OUTCOME: Partial<Record<DimensionName, string>> = {
   event_name: 'event_name',
   event_type: 'event_type',
   identified: `if(email != '', 'true', 'false')`,
   company_domain: `lower(arrayElement(splitByChar('@', email), 2))`,
-  resolution: `multiIf(length(journey) > 0, 'attributed', origin = 'import', 'imported_contact', relationship_started_at IS NOT NULL AND relationship_started_at < tracking_started_at, 'predates_tracking', 'unmatched')`,
+  resolution: `multiIf(n > 0, 'attributed', origin = 'import', 'imported_contact', relationship_started_at IS NOT NULL AND relationship_started_at < tracking_started_at, 'predates_tracking', 'unmatched')`,
   crm_stage: 'crm_stage',
   crm_account_stage: 'crm_account_stage',
 };

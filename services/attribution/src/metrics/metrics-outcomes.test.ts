@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { MESSAGE_EXAMPLES, openApiDocument } from '@sightline/proto-schemas';
-import { batch, conversion, hit, newWebsite, openFixture, type AttributionFixture, type FixtureWebsite } from '../testing/fixture';
+import { batch, conversion, hit, newWebsite, openFixture, type AttributionFixture, type FixtureWebsite } from '../../test/fixture';
 import type { MetricsBody } from './metrics.rpc';
 
 const DAY = 86_400_000;

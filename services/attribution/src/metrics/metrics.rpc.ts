@@ -1,14 +1,14 @@
 // GET /metrics (attribution.getMetrics): reads the request, runs one SQL pass per metric family
 // that the requested metrics need (grouped, and ungrouped for window totals), and assembles rows.
 import type { ClickHouseStore } from '@sightline/kit';
-import { DEFAULT_LOOKBACK_DAYS, type ApiResponse, type MetricName } from '@sightline/proto-schemas';
+import type { ApiRequest, ApiResponse, MetricName } from '@sightline/proto-schemas';
 import { DateTime } from 'luxon';
 import { spendBy } from '../ads/spend';
 import { analyticsContext, metaOf, type AnalyticsContext, type AnalyticsMeta } from '../analytics/context';
 import { assertKnownStages } from '../analytics/stage-vocabulary';
 import { metricsDefinitions } from './definitions';
 import { CREDITED, INPUTS, METRIC_FAMILY, type MetricFamily } from './families';
-import { cohortSql, creditSql, customerSql, trafficSql, type FamilySql } from './family-sql';
+import { bySessionAttributes, cohortSql, creditSql, customerSql, trafficSql, type FamilySql } from './family.sql';
 import { readMetricsQuery, type MetricsQuery, type MetricsRawQuery } from './request';
 
 /** Customer figures look back over every payment since this instant. */
@@ -34,8 +34,8 @@ interface Group {
 
 export function metricsRpcHandlers(ch: ClickHouseStore) {
   return {
-    'attribution.getMetrics': async (raw: unknown): Promise<ApiResponse<MetricsBody>> => {
-      const ctx = analyticsContext<MetricsRawQuery>(raw);
+    'attribution.getMetrics': async (request: ApiRequest<MetricsRawQuery>): Promise<ApiResponse<MetricsBody>> => {
+      const ctx = analyticsContext(request);
       const q = readMetricsQuery(ctx.request.query);
       if (q.stages.length > 0) await assertKnownStages(ch, ctx.workspaceId, q.stages);
       const body = q.groupBy[0] === 'cohort' ? await cohortAnswer(ch, ctx, q) : await metricsAnswer(ch, ctx, q);
@@ -51,6 +51,13 @@ function trafficFigures(q: MetricsQuery): string[] {
   return ['visitors', 'sessions', 'pageviews', 'events'].filter((f) => names.has(f));
 }
 
+/** The distinct counts of the credit family the requested metrics (and the inputs of ratios) read. */
+function creditCounts(q: MetricsQuery): ('influenced' | 'converters')[] {
+  const names = new Set<string>(q.metrics);
+  for (const m of q.metrics) for (const input of INPUTS[m] ?? []) names.add(input);
+  return [...(names.has('influenced_conversions') ? ['influenced' as const] : []), ...(names.has('unique_converters') ? ['converters' as const] : [])];
+}
+
 /** The families the requested metrics (and the inputs of ratios) need. */
 function familiesOf(q: MetricsQuery): Set<MetricFamily> {
   const names = new Set<MetricName>(q.metrics);
@@ -62,10 +69,7 @@ function familiesOf(q: MetricsQuery): Set<MetricFamily> {
 }
 
 function baseParams(ctx: AnalyticsContext<unknown>): Record<string, unknown> {
-  return {
-    website: ctx.website.id, workspace: ctx.workspaceId, from: ctx.from, to: ctx.to, tz: ctx.website.timezone,
-    lookback_days: DEFAULT_LOOKBACK_DAYS, scan_from: new Date(ctx.from.getTime() - DEFAULT_LOOKBACK_DAYS * 86_400_000),
-  };
+  return { website: ctx.website.id, workspace: ctx.workspaceId, from: ctx.from, to: ctx.to, tz: ctx.website.timezone };
 }
 
 /** Bit mask grouping() gives rows of `set`: a bit per key (first key highest), set when aggregated away. */
@@ -105,12 +109,24 @@ async function gather(ch: ClickHouseStore, ctx: AnalyticsContext<unknown>, q: Me
   const daily = sets.some((set) => set.includes('k_date'));
   const dims = sets.some((set) => set.some((k) => k !== 'k_date')) ? q.groupBy : [];
   const params = baseParams(ctx);
+  // Independent queries run side by side (a ClickHouse server answers them at once; chDB runs one at
+  // a time per connection) and are merged by group key.
   const jobs: Promise<Group[][]>[] = [];
-  if (families.has('traffic')) jobs.push(run(ch, trafficSql(q, dims, daily, trafficFigures(q), sets), params, sets));
-  if (families.has('credit')) jobs.push(run(ch, creditSql(q, dims, daily, sets), params, sets));
-  if (families.has('customer') || (families.has('spend') && q.metrics.some((m) => m === 'cac' || m === 'ltv_cac'))) {
-    jobs.push(run(ch, customerSql(q, dims, sets), { ...params, from: HISTORY_START, win_from: ctx.from, scan_from: HISTORY_START }, sets));
+  if (families.has('traffic')) {
+    const figures = trafficFigures(q);
+    const sessionFigures: string[] = figures.filter((f) => f === 'visitors' || f === 'sessions');
+    // Visitors and sessions by session attributes come from the sessions layout even beside page views and events.
+    const split = sessionFigures.length > 0 && sessionFigures.length < figures.length && bySessionAttributes(q, dims);
+    for (const part of split ? [sessionFigures, figures.filter((f) => !sessionFigures.includes(f))] : [figures]) {
+      jobs.push(run(ch, trafficSql(q, dims, daily, part, sets), params, sets));
+    }
   }
+  if (families.has('credit')) jobs.push(run(ch, creditSql(q, dims, daily, sets, creditCounts(q)), params, sets));
+  if (families.has('customer') || (families.has('spend') && q.metrics.some((m) => m === 'cac' || m === 'ltv_cac'))) {
+    jobs.push(run(ch, customerSql(q, dims, sets), { ...params, from: HISTORY_START, win_from: ctx.from }, sets));
+  }
+  const spendKey = q.groupBy[0] === 'platform' || q.groupBy[0] === 'ad_campaign' ? q.groupBy[0] : null;
+  const spend = families.has('spend') ? spendBy(ch, { websiteId: ctx.website.id, from: ctx.from, to: ctx.to, by: spendKey ?? 'platform', timezone: ctx.website.timezone }) : null;
   const merged = sets.map(() => new Map<string, Group>());
   const add = (index: number, group: Group): void => {
     const map = merged[index] as Map<string, Group>;
@@ -120,18 +136,17 @@ async function gather(ch: ClickHouseStore, ctx: AnalyticsContext<unknown>, q: Me
     else map.set(key, { keys: group.keys, figures: { ...group.figures } });
   };
   for (const perSet of await Promise.all(jobs)) perSet.forEach((groups, i) => groups.forEach((g) => add(i, g)));
-  if (families.has('spend')) {
-    const by = q.groupBy[0] === 'platform' || q.groupBy[0] === 'ad_campaign' ? q.groupBy[0] : null;
-    const spend = await spendBy(ch, { websiteId: ctx.website.id, from: ctx.from, to: ctx.to, by: by ?? 'platform', timezone: ctx.website.timezone });
+  if (spend) {
+    const bySpend = await spend;
     const total = { spend: 0, impressions: 0, clicks: 0 };
-    for (const s of spend.values()) {
+    for (const s of bySpend.values()) {
       total.spend += s.spend;
       total.impressions += s.impressions;
       total.clicks += s.clicks;
     }
     sets.forEach((set, i) => {
       if (set.length === 0) add(i, { keys: {}, figures: total });
-      else if (by && set.length === 1 && set[0] === 'k0') for (const [label, s] of spend) add(i, { keys: { k0: label }, figures: { spend: s.spend, impressions: s.impressions, clicks: s.clicks } });
+      else if (spendKey && set.length === 1 && set[0] === 'k0') for (const [label, s] of bySpend) add(i, { keys: { k0: label }, figures: { spend: s.spend, impressions: s.impressions, clicks: s.clicks } });
     });
   }
   return merged;

@@ -1,7 +1,7 @@
 // GET /metrics on embedded chDB: each rule of the spec's /metrics section, on small hand-built data
 // whose answers can be worked out by hand.
 import { randomUUID } from 'node:crypto';
-import { batch, conversion, hit, newWebsite, openFixture, type AttributionFixture, type FixtureWebsite } from '../testing/fixture';
+import { batch, conversion, hit, newWebsite, openFixture, type AttributionFixture, type FixtureWebsite } from '../../test/fixture';
 import type { MetricsBody } from './metrics.rpc';
 
 const DAY = 86_400_000;

@@ -1,10 +1,10 @@
 // Milestones: CRM stages (milestone.reached from crm-sync) and lifecycle stages set on contacts
 // (stage.changed from contacts, for status and lifecycle_stage_raw). The person is resolved when
 // the milestone is stored: the identity given, else the contact's, else the newest conversion
-// with the same email.
-import { createHash } from 'node:crypto';
-import { coalesce, type ClickHouseStore, type Envelope, type MessageHandler } from '@sightline/kit';
+// with the same email. Each stored milestone is then computed into the read model.
+import { coalesce, groupToken, type ClickHouseStore, type ConsumerMap, type Envelope } from '@sightline/kit';
 import { stageKey, type MilestoneReachedV1, type StageChangedV1 } from '@sightline/proto-schemas';
+import type { ReadModel } from '../read-model/read-model';
 
 interface MilestoneRow {
   milestone_id: string;
@@ -21,20 +21,24 @@ interface MilestoneRow {
   currency: string;
 }
 
-export function milestonesConsumers(ch: ClickHouseStore): Record<string, MessageHandler> {
+export function milestonesConsumers(ch: ClickHouseStore, readModel: ReadModel): Pick<ConsumerMap<'attribution'>, 'milestone.reached' | 'stage.changed'> {
   const store = async (group: Envelope[], rows: MilestoneRow[]): Promise<void> => {
     if (rows.length === 0) return;
     await resolvePeople(ch, rows);
-    await ch.insert('milestones', rows.map((r) => ({ ...r })), { dedupToken: groupToken(group) });
+    const token = groupToken(group);
+    await ch.insert('milestones', rows.map((r) => ({ ...r })), { dedupToken: token });
+    await readModel.onOutcomes(rows.map((r) => ({
+      website_id: r.website_id, workspace_id: r.workspace_id, kind: 'milestone', outcome_id: r.milestone_id, occurred_ms: Date.parse(r.occurred_at),
+    })), `${token}:read-model`);
   };
   return {
     'milestone.reached': coalesce({
-      handle: (group) => store(group, group.map((e) => fromReached(e.payload as MilestoneReachedV1))),
+      handle: (group) => store(group, group.map((e) => fromReached(e.payload))),
     }),
     // A stage a CRM sync or import set on contacts is already a milestone of its own
     // (milestone.reached from crm-sync): only stages set through the API become milestones here.
     'stage.changed': coalesce({
-      handle: (group) => store(group, group.filter((e) => !fromCrm(e.source)).flatMap((e) => fromStageChanged(e.payload as StageChangedV1))),
+      handle: (group) => store(group, group.filter((e) => !fromCrm(e.source)).flatMap((e) => fromStageChanged(e.payload))),
     }),
   };
 }
@@ -101,6 +105,3 @@ async function resolvePeople(ch: ClickHouseStore, rows: MilestoneRow[]): Promise
   for (const r of open) r.identity_id = byConversion.get(r.conversion_id) ?? byEmail.get(r.email) ?? '';
 }
 
-function groupToken(group: Envelope[]): string {
-  return group.length === 1 ? (group[0] as Envelope).id : createHash('sha256').update(group.map((e) => e.id).sort().join(',')).digest('hex');
-}

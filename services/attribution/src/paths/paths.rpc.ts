@@ -2,10 +2,10 @@
 // (conversions, or milestones with `stages`). The journey, labelling and grouping run in
 // ClickHouse (paths.sql.ts); this turns the top rows into the response.
 import type { ClickHouseStore } from '@sightline/kit';
-import { DEFAULT_LOOKBACK_DAYS, EMPTY_STEP_LABEL, PATH_TRUNCATION_MARKER, UNATTRIBUTED_LABEL, type ApiResponse } from '@sightline/proto-schemas';
+import { DEFAULT_LOOKBACK_DAYS, EMPTY_STEP_LABEL, PATH_TRUNCATION_MARKER, UNATTRIBUTED_LABEL, type ApiRequest, type ApiResponse } from '@sightline/proto-schemas';
 import { analyticsContext, metaOf, type AnalyticsMeta } from '../analytics/context';
-import { journeyParams, type OutcomeScan } from '../analytics/outcome-journeys';
-import { pathsOptions, type PathsOptions, type PathsQuery } from './paths.query';
+import type { OutcomeScan } from '../analytics/outcome-rows.sql';
+import { pathsOptions, type PathsOptions, type PathsQuery } from './request';
 import { pathLabelParams, pathsSql, type PathRow } from './paths.sql';
 import { assertKnownStages } from '../analytics/stage-vocabulary';
 
@@ -23,14 +23,14 @@ export interface PathsBody {
 
 export function pathsRpcHandlers(ch: ClickHouseStore) {
   return {
-    'attribution.getPaths': async (raw: unknown): Promise<ApiResponse<PathsBody>> => {
-      const ctx = analyticsContext<PathsQuery>(raw);
+    'attribution.getPaths': async (request: ApiRequest<PathsQuery>): Promise<ApiResponse<PathsBody>> => {
+      const ctx = analyticsContext(request);
       const options = pathsOptions(ctx.request.query);
       if (options.stages.length > 0) await assertKnownStages(ch, ctx.workspaceId, options.stages);
 
       const { scan, params } = outcomeFilter(options);
       const rows = await ch.query<PathRow>(pathsSql(scan, options.step), {
-        ...journeyParams({ websiteId: ctx.website.id, workspaceId: ctx.workspaceId, from: ctx.from, to: ctx.to, lookbackDays: DEFAULT_LOOKBACK_DAYS }),
+        website: ctx.website.id, from: ctx.from, to: ctx.to,
         ...pathLabelParams(options.maxTouches, options.limit),
         ...params,
       });

@@ -1,7 +1,7 @@
-// The SQL of GET /paths: every outcome's journey (the shared outcome-journeys scan) turned into a
+// The SQL of GET /paths: every outcome's journey (the read model's outcome rows) turned into a
 // path of step labels inside ClickHouse, then grouped by path. Node only receives the top rows.
 import { EMPTY_STEP_LABEL, PATH_TRUNCATION_MARKER, UNATTRIBUTED_LABEL, type PathStepName } from '@sightline/proto-schemas';
-import { outcomeJourneysSql, touchField, type OutcomeScan } from '../analytics/outcome-journeys';
+import { outcomeRowsSql, type OutcomeScan } from '../analytics/outcome-rows.sql';
 
 export interface PathRow {
   path: string[];
@@ -12,7 +12,7 @@ export interface PathRow {
 }
 
 /**
- * Paths of the outcomes `scan` selects, most frequent first (params: journeyParams plus
+ * Paths of the outcomes `scan` selects, most frequent first (params: website, from, to plus
  * max_touches, limit, empty_label, marker, unattributed). `step` picks the touch field that labels
  * each step; it comes from the fixed PATH_STEP_NAMES, never from request text.
  *
@@ -22,7 +22,7 @@ export interface PathRow {
  * before LIMIT.
  */
 export function pathsSql(scan: OutcomeScan, step: PathStepName): string {
-  const label = `if(toString(${touchField('x', step)}) = '', {empty_label:String}, toString(${touchField('x', step)}))`;
+  const label = `if(toString(v) = '', {empty_label:String}, toString(v))`;
   return `SELECT path,
          count() AS outcomes,
          round(sum(value), 6) AS revenue,
@@ -30,13 +30,13 @@ export function pathsSql(scan: OutcomeScan, step: PathStepName): string {
          count() OVER () AS distinct_paths
     FROM (
       SELECT value,
-             arrayMap(x -> ${label}, journey) AS labels,
+             arrayMap(v -> ${label}, j_${step}) AS labels,
              multiIf(
                empty(labels), [{unattributed:String}],
                length(labels) > {max_touches:UInt32}, arrayPushBack(arraySlice(labels, 1, {max_touches:UInt32}), {marker:String}),
                labels
              ) AS path
-        FROM (${outcomeJourneysSql({ ...scan, fields: [step] })})
+        FROM (${outcomeRowsSql({ ...scan, fields: [step] })})
     )
    GROUP BY path
    ORDER BY outcomes DESC, revenue DESC, path ASC

@@ -1,9 +1,9 @@
 // GET /paths on embedded chDB: each suite case uses a website of its own, so cases share one store.
 import { randomUUID } from 'node:crypto';
 import type { MilestoneReachedV1 } from '@sightline/proto-schemas';
-import { newWebsite, openFixture, type AttributionFixture, type FixtureWebsite } from '../testing/fixture';
+import { newWebsite, openFixture, type AttributionFixture, type FixtureWebsite } from '../../test/fixture';
 import type { PathsBody } from './paths.rpc';
-import { DAY, responseValidator, sale, shift, visits, type VisitInput } from './paths.test-fixtures';
+import { DAY, responseValidator, sale, shift, visits, type VisitInput } from '../../test/paths.fixtures';
 
 const FROM = '2026-03-01T00:00:00.000Z';
 const TO = '2026-04-01T00:00:00.000Z';

@@ -1,15 +1,13 @@
 // store.orders_imported: one store_orders row per copy of an order, lines and refunds as parallel
 // arrays. A later copy restates the whole order; reads take the newest. Imports that arrive
 // together are written with one insert whose deduplication token comes from the message ids.
-import { createHash } from 'node:crypto';
-import { coalesce, type ClickHouseStore, type Envelope, type MessageHandler } from '@sightline/kit';
-import type { StoreOrdersImportedV1 } from '@sightline/proto-schemas';
+import { coalesce, groupToken, type ClickHouseStore, type ConsumerMap, type TypedEnvelope } from '@sightline/kit';
 
-export function productsConsumers(ch: ClickHouseStore): Record<string, MessageHandler> {
+export function productsConsumers(ch: ClickHouseStore): Pick<ConsumerMap<'attribution'>, 'store.orders_imported'> {
   return {
     'store.orders_imported': coalesce({
-      keyOf: (envelope) => (envelope.payload as StoreOrdersImportedV1).website_id,
-      weightOf: (envelope) => (envelope.payload as StoreOrdersImportedV1).orders.length,
+      keyOf: (envelope) => envelope.payload.website_id,
+      weightOf: (envelope) => envelope.payload.orders.length,
       handle: async (group) => {
         await ch.insert('store_orders', group.flatMap(ordersOf), { dedupToken: groupToken(group) });
       },
@@ -17,8 +15,8 @@ export function productsConsumers(ch: ClickHouseStore): Record<string, MessageHa
   };
 }
 
-function ordersOf(envelope: Envelope): Record<string, unknown>[] {
-  const imported = envelope.payload as StoreOrdersImportedV1;
+function ordersOf(envelope: TypedEnvelope<'store.orders_imported'>): Record<string, unknown>[] {
+  const imported = envelope.payload;
   return imported.orders.map((order) => ({
     website_id: imported.website_id,
     workspace_id: imported.workspace_id,
@@ -40,7 +38,3 @@ function ordersOf(envelope: Envelope): Record<string, unknown>[] {
   }));
 }
 
-/** The deduplication token of a group: the same messages give the same token. */
-function groupToken(group: Envelope[]): string {
-  return group.length === 1 ? (group[0] as Envelope).id : createHash('sha256').update(group.map((e) => e.id).sort().join(',')).digest('hex');
-}

@@ -3,7 +3,7 @@
 // first (the platform whose orders were imported earliest). An empty answer says why in
 // meta.no_data_reason: no store connected at all, or none of its orders in the window.
 import { ProblemError, type ClickHouseStore } from '@sightline/kit';
-import { LIMITS, type ApiResponse } from '@sightline/proto-schemas';
+import { LIMITS, type ApiRequest, type ApiResponse } from '@sightline/proto-schemas';
 import { analyticsContext, metaOf } from '../analytics/context';
 import { CONNECTED_STORES_SQL, PRODUCTS_SQL, type ProductSumsRow } from './products.sql';
 
@@ -40,8 +40,8 @@ const DEFINITIONS: Record<string, string> = {
 
 export function productsRpcHandlers(ch: ClickHouseStore) {
   return {
-    'attribution.getProducts': async (raw: unknown): Promise<ApiResponse> => {
-      const ctx = analyticsContext<ProductsRawQuery>(raw);
+    'attribution.getProducts': async (request: ApiRequest<ProductsRawQuery>): Promise<ApiResponse> => {
+      const ctx = analyticsContext(request);
       const limit = limitOf(ctx.request.query.limit);
       const requested = platformOf(ctx.request.query.platform);
       const stores = (await ch.query<{ platform: string }>(CONNECTED_STORES_SQL, { website: ctx.website.id })).map((s) => s.platform);

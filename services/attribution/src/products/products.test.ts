@@ -3,8 +3,8 @@
 // truncation, both reasons for an empty answer, the window's edges, and conformance to the
 // OpenAPI response schema.
 import { LIMITS, type StoreOrderLineV1 } from '@sightline/proto-schemas';
-import { consumerOf, envelopeOf, ordersImport, responseValidator, storeOrder } from '../ads/ads.test-fixtures';
-import { newWebsite, openFixture, type AttributionFixture, type FixtureWebsite } from '../testing/fixture';
+import { consumerOf, envelopeOf, ordersImport, responseValidator, storeOrder } from '../../test/ads.fixtures';
+import { newWebsite, openFixture, type AttributionFixture, type FixtureWebsite } from '../../test/fixture';
 import type { ProductRow } from './products.rpc';
 
 interface Body { data: ProductRow[]; meta: Record<string, unknown> & { definitions: Record<string, string>; truncated: boolean; row_count: number } }
@@ -161,7 +161,7 @@ describe('restated and redelivered orders', () => {
 
   it('orders copies by when they were published, not when they arrived', async () => {
     const w = newWebsite();
-    const consume = consumerOf(f.ch, 'store.orders_imported');
+    const consume = consumerOf(f, 'store.orders_imported');
     await consume(envelopeOf('store.orders_imported', ordersImport(w, [storeOrder({ order_id: 'o-1', lines: [shoe(2)] })]), w, '2026-03-10T00:00:00.000Z'));
     await consume(envelopeOf('store.orders_imported', ordersImport(w, [storeOrder({ order_id: 'o-1', lines: [shoe(1)] })]), w, '2026-03-09T00:00:00.000Z'));
     expect((await products(w)).data[0]).toMatchObject({ revenue: 120, units: 2 });
@@ -170,7 +170,7 @@ describe('restated and redelivered orders', () => {
   it('changes nothing when the same message is delivered twice, or its content is imported twice', async () => {
     const w = newWebsite();
     const message = ordersImport(w, [storeOrder({ order_id: 'o-1', lines: [shoe(1), sock(2)] }), storeOrder({ order_id: 'o-2', lines: [sock(1)] })]);
-    const consume = consumerOf(f.ch, 'store.orders_imported');
+    const consume = consumerOf(f, 'store.orders_imported');
     const envelope = envelopeOf('store.orders_imported', message, w);
     await consume(envelope);
     const once = await products(w);
@@ -187,7 +187,7 @@ describe('restated and redelivered orders', () => {
 describe('store, currency and window', () => {
   it('uses the store connected first unless platform names another', async () => {
     const w = newWebsite();
-    const consume = consumerOf(f.ch, 'store.orders_imported');
+    const consume = consumerOf(f, 'store.orders_imported');
     const at = (iso: string, platform: string, orderId: string, line: StoreOrderLineV1) =>
       consume(envelopeOf('store.orders_imported', ordersImport(w, [storeOrder({ order_id: orderId, lines: [line] })], platform), w, iso));
     // Shopify's orders arrive first, but WooCommerce was imported (connected) earlier.

@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveTargets, TARGET_NAMES } from '@sightline/cli';
 import { generateWorkspace, type IngestBatch } from '@sightline/datagen';
-import { createLogger, defineModule, loadConfig, startModules, type ClickHouseStore, type Envelope, type RunningProcess } from '@sightline/kit';
+import { createLogger, defineStandIn, loadConfig, startModules, type ClickHouseStore, type Envelope, type MessageHandler, type RunnableModule, type RunningProcess } from '@sightline/kit';
 import type { ApiRequest, ApiResponse, ClassifiedEventV1, ConversionCreatedV1, EventBatchV1, IdentityMergedV1, IngestWebsiteV1 } from '@sightline/proto-schemas';
-import { createAttributionModule } from '../../../index';
-import { gatewayQuery } from './gateway-query';
+import { createAttributionModule } from '../../../src/index';
+import { gatewayQuery } from '@sightline/kit/testing/gateway-query';
 
 export interface SeedSpec {
   seed: number;
@@ -62,7 +62,7 @@ class Capture {
   }
 
   module() {
-    return defineModule({
+    return defineStandIn({
       name: 'differential-capture',
       needs: {},
       create: async () => ({
@@ -76,12 +76,38 @@ class Capture {
   }
 }
 
+/** Attribution's consumers, counted while they run: a message settles only once the read model is maintained. */
+class Activity {
+  inFlight = 0;
+
+  wrap(module: RunnableModule): RunnableModule {
+    return {
+      ...module,
+      create: async (ctx) => {
+        const instance = await module.create(ctx);
+        const consumers = instance.consumers as Record<string, MessageHandler> | undefined;
+        if (!consumers) return instance;
+        const counted = Object.fromEntries(Object.entries(consumers).map(([type, handler]): [string, MessageHandler] => [type, async (envelope) => {
+          this.inFlight += 1;
+          try {
+            await handler(envelope);
+          } finally {
+            this.inFlight -= 1;
+          }
+        }]));
+        return { ...instance, consumers: counted };
+      },
+    };
+  }
+}
+
 export class DifferentialHarness {
   private constructor(
     private readonly proc: RunningProcess,
     private readonly ch: ClickHouseStore,
     private readonly capture: Capture,
     private readonly dataDir: string,
+    private readonly activity: Activity,
   ) {}
 
   static async start(): Promise<DifferentialHarness> {
@@ -89,12 +115,14 @@ export class DifferentialHarness {
     const [ingestEntry] = resolveTargets(['ingest']);
     if (!ingestEntry) throw new Error('the module registry has no ingest');
     const capture = new Capture();
+    const activity = new Activity();
+    const config = loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'silent', SIGHTLINE_DEMO: 'off', SIGHTLINE_RPC_TIMEOUT_MS: '120000' });
     const proc = await startModules({
-      config: loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'silent', SIGHTLINE_DEMO: 'off', SIGHTLINE_RPC_TIMEOUT_MS: '120000' }),
+      config,
       logger: createLogger({ level: 'silent' }),
-      modules: [await ingestEntry.create({ demo: false }, TARGET_NAMES), createAttributionModule(), capture.module()],
+      modules: [await ingestEntry.create(config, TARGET_NAMES), activity.wrap(createAttributionModule()), capture.module()],
     });
-    return new DifferentialHarness(proc, await proc.stores.clickhouse('attribution'), capture, dataDir);
+    return new DifferentialHarness(proc, await proc.stores.clickhouse('attribution'), capture, dataDir, activity);
   }
 
   /** Loads seeds two at a time: one settles in attribution while the next goes through ingest. */
@@ -166,8 +194,9 @@ export class DifferentialHarness {
   /**
    * Waits until ingest published every event it accepted (and a conversion for each conversion
    * event), and attribution stored what ingest published: as many distinct events, conversions and
-   * merge edges, and a person root for every identity a merge touched; then one more poll to see
-   * nothing still moving (a merge's roots are written right after the merge edge).
+   * merge edges, and a person root for every identity a merge touched, with no attribution consumer
+   * still running (each maintains the read model before its message settles); then one more poll
+   * to see nothing still moving (a merge's roots are written right after the merge edge).
    */
   private async settle(website: IngestWebsiteV1, accepted: number): Promise<void> {
     const deadline = Date.now() + SETTLE_TIMEOUT_MS;
@@ -193,7 +222,7 @@ export class DifferentialHarness {
       const expected = { events: c.events.size, conversions: c.conversions.size, merges: edges, roots: merged.length };
       const got = { events: Number(stored?.events), conversions: Number(stored?.conversions), merges: Number(stored?.merges), roots: Number(stored?.roots) };
       const fingerprint = JSON.stringify(got);
-      if (fingerprint === JSON.stringify(expected) && fingerprint === previous) return;
+      if (fingerprint === JSON.stringify(expected) && fingerprint === previous && this.activity.inFlight === 0) return;
       previous = fingerprint;
       if (Date.now() > deadline) throw new Error(`attribution did not settle for ${website.domain}: stored ${fingerprint}, published ${JSON.stringify(expected)}`);
       await new Promise((r) => setTimeout(r, POLL_MS));

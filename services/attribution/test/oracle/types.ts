@@ -29,6 +29,11 @@ export interface OracleEvent {
   conversion_origin?: 'tracker' | 'api' | 'import';
   /** ... and when the customer relationship began, when a system of record says so. */
   relationship_started_at?: string | null;
+  /**
+   * ... and the sales value last written back for it (PATCH /contacts), which replaces the tracked
+   * revenue; null or absent when none is in force (a cleared value falls back to the revenue).
+   */
+  written_back_value?: number | null;
 }
 
 /** A touch: one session of one device, with the attributes of its first hit. */

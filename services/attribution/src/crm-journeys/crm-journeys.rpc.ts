@@ -1,14 +1,15 @@
-// Company and deal journeys: the crm.members_synced consumer that keeps who is on each company
-// and deal, and the two RPC answers (GET /companies/{id}/journey, GET /deals/{id}/journey). The
-// gateway has already authenticated the key, resolved the website and validated the query.
-import { createHash } from 'node:crypto';
-import { coalesce, type ClickHouseStore, type Envelope, type MessageHandler } from '@sightline/kit';
-import type { ApiRequest, ApiResponse, CrmMembersSyncedV1 } from '@sightline/proto-schemas';
+// Company and deal journeys: the two RPC answers (GET /companies/{id}/journey, GET
+// /deals/{id}/journey). The gateway has already authenticated the key, resolved the website and
+// validated the query. Who is on each subject comes from crm-journeys.consumers.ts.
+import { maskEmail, piiNote, PII_SCOPE, type ClickHouseStore } from '@sightline/kit';
+import type { ApiRequest, ApiResponse } from '@sightline/proto-schemas';
 import type { ContactJourneyDeps } from '../contact-journey';
 import type { JourneyMeta, JourneyQuery } from '../journeys.rpc';
 import { crmJourney, type CrmJourney, type CrmJourneySession, type CrmJourneyPerson } from './crm-journey';
 import { CrmMembersRepo, type CrmSubject } from './crm-members.repo';
-import { maskEmail, PII_NOTE, PII_SCOPE } from './pii';
+
+const PII_NOTE = piiNote('Member emails');
+
 
 /** JourneyResponse of the OpenAPI document, with the subject and its people beside it. */
 export interface CrmJourneyBody {
@@ -26,21 +27,9 @@ export interface CrmJourneyBody {
   meta: JourneyMeta & { pii_included: boolean; pii_note?: string };
 }
 
-export function crmJourneyConsumers(ch: ClickHouseStore): Record<string, MessageHandler> {
-  const repo = new CrmMembersRepo(ch);
-  return {
-    // Each sync is stored whole; the newest synced_at per subject wins at read time, so
-    // redelivered and out-of-order syncs need no care here.
-    'crm.members_synced': coalesce({
-      handle: (group) => repo.insertMany(groupToken(group), group.map((e) => e.payload as CrmMembersSyncedV1)),
-    }),
-  };
-}
-
 export function crmJourneyRpcHandlers(ch: ClickHouseStore, deps: ContactJourneyDeps) {
   const journeyDeps = { ...deps, members: new CrmMembersRepo(ch) };
-  const answer = (subject: CrmSubject) => async (raw: unknown): Promise<ApiResponse<CrmJourneyBody>> => {
-    const request = raw as ApiRequest<JourneyQuery>;
+  const answer = (subject: CrmSubject) => async (request: ApiRequest<JourneyQuery>): Promise<ApiResponse<CrmJourneyBody>> => {
     // The gateway resolves a website for every journey operation; its absence is a wiring fault.
     if (!request.website) throw new Error(`${request.operation} needs a resolved website`);
     const website = request.website;
@@ -115,7 +104,3 @@ function noteOf(journey: CrmJourney): string | null {
   return null;
 }
 
-/** The deduplication token of a group: the same messages give the same token. */
-function groupToken(group: Envelope[]): string {
-  return group.length === 1 ? (group[0] as Envelope).id : createHash('sha256').update(group.map((e) => e.id).sort().join(',')).digest('hex');
-}

@@ -1,13 +1,14 @@
 // Test fixture shared by the attribution suites: the module's consumers and RPC handlers over a
 // fresh embedded chDB with the real migrations, and builders for the messages it consumes.
-// Handlers are called directly (no bus), so a test's deliveries are stored when the call returns.
+// Handlers are called directly (no bus), so a test's deliveries are stored (and the read model
+// maintained) when the call returns; the conversion.attributed messages it publishes are recorded.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, createStoreProvider, runClickHouseMigrations, type ClickHouseStore, type Envelope, type MessageHandler } from '@sightline/kit';
 import { MESSAGE_EXAMPLES, type ApiRequest, type ApiResponse, type ClassifiedEventV1, type ConversionCreatedV1, type EventBatchV1 } from '@sightline/proto-schemas';
-import { attributionHandlers } from '../index';
+import { attributionHandlers, type AttributedMessage, type AttributionHandlers, type ReadModel } from '../src/index';
 
 export const EXAMPLE_BATCH = MESSAGE_EXAMPLES['events.classified'];
 export const BASE_EVENT = EXAMPLE_BATCH.events[0] as ClassifiedEventV1;
@@ -21,8 +22,17 @@ export function newWebsite(o: Partial<FixtureWebsite> = {}): FixtureWebsite {
 
 export interface AttributionFixture {
   ch: ClickHouseStore;
-  /** Runs the consumer of `type` on one envelope carrying `payload` (envelope source `test` unless given). */
-  deliver(type: string, payload: unknown, website: FixtureWebsite, source?: string): Promise<void>;
+  /** The read model the consumers maintain (rebuilds go through it). */
+  readModel: ReadModel;
+  /** conversion.attributed messages published so far, in order. */
+  published: AttributedMessage[];
+  /** The module's handler maps (typed by the catalog). */
+  handlers: AttributionHandlers;
+  /**
+   * Runs the consumer of `type` on one envelope carrying `payload` (envelope source `test` unless
+   * given; a fresh id unless given: the same id is a redelivery).
+   */
+  deliver(type: string, payload: unknown, website: FixtureWebsite, source?: string, id?: string): Promise<void>;
   /** Calls an RPC method (`attribution.getMetrics`, ...) as the gateway would. */
   call<B = Record<string, unknown>>(method: string, website: FixtureWebsite, query?: Record<string, unknown>, params?: Record<string, string>): Promise<ApiResponse<B>>;
   close(): Promise<void>;
@@ -32,18 +42,24 @@ export async function openFixture(): Promise<AttributionFixture> {
   const dir = mkdtempSync(join(tmpdir(), 'sightline-attribution-'));
   const provider = createStoreProvider({ dataDir: dir, logger: createLogger({ level: 'silent' }) });
   const ch = await provider.clickhouse('attribution');
-  await runClickHouseMigrations(ch, join(__dirname, '..', '..', 'migrations', 'clickhouse'));
-  const { consumers, rpc } = attributionHandlers(ch);
+  await runClickHouseMigrations(ch, join(__dirname, '..', 'migrations', 'clickhouse'));
+  const published: AttributedMessage[] = [];
+  const handlers = attributionHandlers(ch, async (messages) => void published.push(...messages));
+  const { consumers, rpc, readModel } = handlers;
   return {
     ch,
-    async deliver(type, payload, website, source = 'test') {
-      const handler = consumers[type] as MessageHandler | undefined;
+    readModel,
+    published,
+    handlers,
+    async deliver(type, payload, website, source = 'test', id = randomUUID()) {
+      // Dispatch by name, as the runner does: the test names the type at run time.
+      const handler = (consumers as unknown as Record<string, MessageHandler>)[type];
       if (!handler) throw new Error(`attribution does not consume ${type}`);
-      const envelope: Envelope = { id: randomUUID(), type, version: 1, occurred_at: new Date().toISOString(), workspace_id: website.workspace_id, website_id: website.id, source, payload };
+      const envelope: Envelope = { id, type, version: 1, occurred_at: new Date().toISOString(), workspace_id: website.workspace_id, website_id: website.id, source, payload };
       await handler(envelope);
     },
     async call<B>(method: string, website: FixtureWebsite, query: Record<string, unknown> = {}, params: Record<string, string> = {}) {
-      const handler = (rpc as Record<string, (raw: unknown) => Promise<ApiResponse<unknown>>>)[method];
+      const handler = (rpc as unknown as Record<string, (request: ApiRequest) => Promise<ApiResponse<unknown>>>)[method];
       if (!handler) throw new Error(`attribution does not answer ${method}`);
       const request: ApiRequest = {
         operation: method.split('.')[1] as string,

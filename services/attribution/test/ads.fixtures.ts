@@ -4,10 +4,9 @@
 import { randomUUID } from 'node:crypto';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import type { ClickHouseStore, Envelope, MessageHandler } from '@sightline/kit';
+import type { Envelope, MessageHandler } from '@sightline/kit';
 import { openApiDocument, type AdReportRowV1, type AdsReportImportedV1, type StoreOrderV1, type StoreOrdersImportedV1 } from '@sightline/proto-schemas';
-import { attributionHandlers } from '../index';
-import type { FixtureWebsite } from '../testing/fixture';
+import type { AttributionFixture, FixtureWebsite } from './fixture';
 
 export function adRow(o: Partial<AdReportRowV1> & Pick<AdReportRowV1, 'level' | 'item_id'>): AdReportRowV1 {
   return { date: '2026-03-05', spend: 10, impressions: 1000, clicks: 20, ...o };
@@ -29,9 +28,9 @@ export function envelopeOf(type: string, payload: unknown, website: FixtureWebsi
   return { id: randomUUID(), type, version: 1, occurred_at: occurredAt, workspace_id: website.workspace_id, website_id: website.id, source: 'test', payload };
 }
 
-/** The module's consumer of `type` over `ch`, to hand it envelopes built by the test. */
-export function consumerOf(ch: ClickHouseStore, type: string): MessageHandler {
-  const handler = attributionHandlers(ch).consumers[type];
+/** The fixture's consumer of `type`, to hand it envelopes built by the test (dispatched by name, as the runner does). */
+export function consumerOf(fx: AttributionFixture, type: string): MessageHandler {
+  const handler = (fx.handlers.consumers as unknown as Record<string, MessageHandler>)[type];
   if (!handler) throw new Error(`attribution does not consume ${type}`);
   return handler;
 }

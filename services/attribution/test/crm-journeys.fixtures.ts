@@ -5,9 +5,8 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { ValidateFunction } from 'ajv';
 import { openApiDocument, type ApiRequest, type ApiResponse, type CrmMembersSyncedV1 } from '@sightline/proto-schemas';
-import { attributionHandlers } from '../index';
-import type { AttributionFixture, FixtureWebsite } from '../testing/fixture';
-import type { CrmJourneyBody } from './crm-journeys';
+import type { AttributionFixture, FixtureWebsite } from './fixture';
+import type { CrmJourneyBody } from '../src/crm-journeys/crm-journeys.rpc';
 
 export const DAY_MS = 86_400_000;
 
@@ -48,7 +47,7 @@ export interface JourneyCall {
 /** Calls the journey RPC as the gateway would, with the key scopes given (default: with pii:read). */
 export async function journey(fx: AttributionFixture, website: FixtureWebsite, call: JourneyCall): Promise<ApiResponse<CrmJourneyBody>> {
   const operation = call.subject === 'deal' ? 'getDealJourney' : 'getCompanyJourney';
-  const handler = attributionHandlers(fx.ch).rpc[`attribution.${operation}`];
+  const handler = fx.handlers.rpc[`attribution.${operation}`];
   if (!handler) throw new Error(`attribution does not answer ${operation}`);
   const request: ApiRequest = {
     operation,

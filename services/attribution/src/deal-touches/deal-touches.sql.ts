@@ -4,7 +4,7 @@
 import type { ClickHouseStore } from '@sightline/kit';
 import type { DealTouch } from '@sightline/proto-schemas';
 import { isoFromClickHouse, isoOrNull } from '../clickhouse-time';
-import { ROOTS_SQL } from '../analytics/outcome-journeys';
+import { ROOTS_SQL } from '../analytics/journey-fields';
 
 /** A conversion found by email, with the touches stored with it (imported contacts). */
 export interface EmailContact {

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { openApiDocument, type ConversionCreatedV1 } from '@sightline/proto-schemas';
-import { batch, conversion, hit, type AttributionFixture, type FixtureWebsite } from '../testing/fixture';
+import { batch, conversion, hit, type AttributionFixture, type FixtureWebsite } from './fixture';
 
 export const DAY = 86_400_000;
 

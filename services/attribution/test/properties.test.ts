@@ -4,12 +4,10 @@
 // spread over 200 days (the 90-day lookback and its boundary), with imported conversions and
 // conversions before any tracked session, the answers equal the oracle's.
 import fc from 'fast-check';
-import {
-  ATTRIBUTION_MODELS, buildDataset, creditedMetrics, DAY_MS, expectedCoverage, expectedPaths, plainMetrics, TOUCH_DIMENSIONS,
-  type CoverageBucket, type OracleWindow, type TouchDimension,
-} from './oracle';
+import { ATTRIBUTION_MODELS, buildDataset, DAY_MS, TOUCH_DIMENSIONS, type OracleWindow, type TouchDimension } from './oracle';
+import { oracleDisagreements } from './oracle/harness/agreement';
 import { close } from './oracle/harness/compare';
-import { gatewayQuery } from './oracle/harness/gateway-query';
+import { gatewayQuery } from '@sightline/kit/testing/gateway-query';
 import { buildScenario, SCENARIO_START_MS, scenarioArb, tiedScenarioArb, type BuiltScenario, type Scenario } from './oracle/harness/scenario';
 import { batch, newWebsite, openFixture, type AttributionFixture } from './fixture';
 
@@ -147,37 +145,8 @@ describe('attribution invariants on generated scenarios', () => {
   /** The service's credit (all five models), paths, coverage and counts for one scenario and window equal the oracle's. */
   async function agreesWithOracle(s: Scenario, dimension: TouchDimension, w: OracleWindow): Promise<void> {
     const built = await load(s);
-    const data = buildDataset(built.oracleEvents);
-    const body = await credited(built, w, dimension, ATTRIBUTION_MODELS);
-    for (const model of ATTRIBUTION_MODELS) {
-      const expected = creditedMetrics(data, w, model, dimension);
-      const rows = new Map(body.data.map((r) => [String(r[dimension]), (r[model] ?? {}) as Row]));
-      for (const label of new Set([...rows.keys(), ...expected.rows.keys()])) {
-        for (const metric of ['conversions', 'revenue'] as const) {
-          const service = num(rows.get(label)?.[metric] ?? 0);
-          const oracle = expected.rows.get(label)?.[metric] ?? 0;
-          if (!close(service, oracle)) throw new Error(`${model} ${dimension}=${label} ${metric}: service ${service}, oracle ${oracle}`);
-        }
-      }
-    }
-    const paths = await read(built, 'attribution.getPaths', '/v1/paths', { step: dimension, limit: '200', from: iso(w.fromMs), to: iso(w.toMs) });
-    const served = new Map(paths.data.map((r) => [JSON.stringify(r['path']), { outcomes: num(r['outcomes']), revenue: num(r['revenue']) }]));
-    const expected = expectedPaths(data, w, dimension, 5);
-    for (const key of new Set([...served.keys(), ...expected.keys()])) {
-      const s = served.get(key) ?? { outcomes: 0, revenue: 0 };
-      const o = expected.get(key) ?? { outcomes: 0, revenue: 0 };
-      if (s.outcomes !== o.outcomes || !close(s.revenue, o.revenue)) throw new Error(`path ${key}: service ${s.outcomes} outcomes / ${s.revenue}, oracle ${o.outcomes} / ${o.revenue}`);
-    }
-    const coverage = await read(built, 'attribution.getAttributionCoverage', '/v1/attribution/coverage', { from: iso(w.fromMs), to: iso(w.toMs) });
-    const buckets = expectedCoverage(data, w);
-    for (const row of coverage.data) {
-      const o = buckets.get(row['bucket'] as CoverageBucket) ?? { amount: NaN, facts: NaN };
-      if (num(row['facts']) !== o.facts || !close(num(row['amount']), o.amount)) throw new Error(`coverage ${String(row['bucket'])}: service ${num(row['facts'])} facts / ${num(row['amount'])}, oracle ${o.facts} / ${o.amount}`);
-    }
-    const plain = await read(built, 'attribution.getMetrics', '/v1/metrics', { metrics: 'visitors,sessions,pageviews,conversions', from: iso(w.fromMs), to: iso(w.toMs) });
-    for (const [name, value] of Object.entries(plainMetrics(data, w))) {
-      if (num(plain.data[0]?.[name]) !== value) throw new Error(`${name}: service ${num(plain.data[0]?.[name])}, oracle ${value}`);
-    }
+    const lines = await oracleDisagreements(fx, built.website, buildDataset(built.oracleEvents), dimension, w);
+    if (lines.length > 0) throw new Error(lines.join('\n'));
   }
 
   it("equals the oracle's credit, paths, coverage and counts over long journeys (lookback boundary included)", async () => {

@@ -30,7 +30,7 @@ export function buildDataset(events: readonly OracleEvent[], lookbackDays = LOOK
         id: e.event_id,
         person,
         occurredMs,
-        revenue: e.revenue ?? 0,
+        revenue: e.written_back_value ?? e.revenue ?? 0,
         event_type: e.event_type,
         event_name: e.event_name,
         origin: e.conversion_origin ?? e.origin,
