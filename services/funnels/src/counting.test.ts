@@ -1,0 +1,321 @@
+// The counting rules of README.md ("Counting", "Peers"), one test each, on journeys written by
+// hand and run through the funnels module as the bus and the gateway drive it (embedded stores).
+import { randomUUID } from 'node:crypto';
+import type { IngestWebsiteV1 } from '@sightline/proto-schemas';
+import { classified, DAY, HOUR, MINUTE, milestone, T0, website, type EventSpec } from '../test/events';
+import { FunnelsHarness, type Json } from '../test/harness';
+
+let h: FunnelsHarness;
+beforeAll(async () => {
+  h = await FunnelsHarness.start();
+}, 120_000);
+afterAll(async () => {
+  await h?.stop();
+});
+
+const PERIOD = { from: new Date(T0).toISOString(), to: new Date(T0 + 7 * DAY).toISOString() };
+const path = (p: string, name = p) => ({ name, conditions: { path_matches: p } });
+const type = (t: string, name = t) => ({ name, conditions: { event_type: t } });
+
+/** A fresh website holding the journeys, and a funnel on it. */
+async function setup(specs: EventSpec[], funnel: Json): Promise<{ site: IngestWebsiteV1; id: string }> {
+  const site = website();
+  await h.events(site, specs.map((s) => classified(s, site)));
+  const created = await h.create(site, funnel);
+  return { site, id: String(created['id']) };
+}
+
+const reached = async (site: IngestWebsiteV1, id: string, raw: Record<string, string> = PERIOD): Promise<number[]> =>
+  (await h.steps(site, id, raw)).data.map((r) => Number(r['reached']));
+
+describe('entry and window', () => {
+  it('counts a step after the end of the period when it falls inside the window of an entry in the period', async () => {
+    const last = T0 + 7 * DAY - MINUTE;
+    const { site, id } = await setup([
+      { person: 'late', at: last, page: '/' },
+      { person: 'late', at: last + 5 * DAY, page: '/pricing' },
+      // Entered before the period: not counted at all, even though its second step is inside.
+      { person: 'early', at: T0 - MINUTE, page: '/' },
+      { person: 'early', at: T0 + HOUR, page: '/pricing' },
+    ], { window_days: 7, steps: [path('/'), path('/pricing')] });
+    expect(await reached(site, id)).toEqual([1, 1]);
+  });
+
+  it('counts window_days × 24 h from the first step, that instant included, and not one millisecond more', async () => {
+    const W = 2 * DAY;
+    const { site, id } = await setup([
+      { person: 'edge', at: T0 + HOUR, page: '/' },
+      { person: 'edge', at: T0 + HOUR + W, page: '/pricing' },
+      { person: 'past', at: T0 + HOUR, page: '/' },
+      { person: 'past', at: T0 + HOUR + W + 1, page: '/pricing' },
+    ], { window_days: 2, steps: [path('/'), path('/pricing')] });
+    expect(await reached(site, id)).toEqual([2, 1]);
+  });
+
+  it('measures the window from the first step, not from the previous one (unlike a per-step window)', async () => {
+    const { site, id } = await setup([
+      { person: 'p', at: T0 + HOUR, page: '/' },
+      { person: 'p', at: T0 + 21 * HOUR, page: '/pricing' },
+      { person: 'p', at: T0 + 41 * HOUR, page: '/signup' },
+    ], { window_days: 1, steps: [path('/'), path('/pricing'), path('/signup')] });
+    expect(await reached(site, id)).toEqual([1, 1, 0]);
+  });
+
+  it('takes the entry period as instants: an entry at `to` is outside, one at `from` inside', async () => {
+    const { site, id } = await setup([
+      { person: 'at-from', at: T0, page: '/' },
+      { person: 'at-to', at: T0 + 7 * DAY, page: '/' },
+      { person: 'before-to', at: T0 + 7 * DAY - 1, page: '/' },
+    ], { steps: [path('/'), path('/pricing')] });
+    expect(await reached(site, id)).toEqual([2, 0]);
+  });
+});
+
+describe('events and steps', () => {
+  it('lets one event fill at most one step: a single page view is not two page-view steps', async () => {
+    const { site, id } = await setup([
+      { person: 'once', at: T0 + HOUR, page: '/' },
+      { person: 'twice', at: T0 + HOUR, page: '/' },
+      { person: 'twice', at: T0 + 2 * HOUR, page: '/a' },
+    ], { steps: [type('pageview', 'View'), type('pageview', 'View again')] });
+    expect(await reached(site, id)).toEqual([2, 1]);
+  });
+
+  it('counts repeated events that share a timestamp as separate events (each fills its own step)', async () => {
+    const { site, id } = await setup([
+      { person: 'p', at: T0 + MINUTE, type: 'custom', name: 'finished_onboarding', page: null },
+      { person: 'p', at: T0 + 10 * MINUTE, page: '/a' },
+      { person: 'p', at: T0 + 10 * MINUTE, page: '/b' },
+      { person: 'p', at: T0 + 11 * MINUTE, page: '/c' },
+    ], { steps: [{ name: 'Onboarded', conditions: { event_name_matches: 'finished_onboarding' } }, type('pageview', 'v1'), type('pageview', 'v2'), type('pageview', 'v3')] });
+    expect(await reached(site, id)).toEqual([1, 1, 1, 1]);
+  });
+
+  it('lets events of the same millisecond fill consecutive steps in step order, whatever their ids', async () => {
+    const at = T0 + HOUR;
+    // Ids chosen so that id order is the reverse of step order.
+    const { site, id } = await setup([
+      { person: 'p', at, type: 'form_submit', page: '/signup', id: 'ffffffff-0000-4000-8000-000000000000' },
+      { person: 'p', at, type: 'conversion', name: 'signup', page: null, id: '00000000-0000-4000-8000-000000000000' },
+    ], { steps: [type('form_submit', 'Submit'), type('conversion', 'Signed up')] });
+    expect(await reached(site, id)).toEqual([1, 1]);
+    const steps = await h.steps(site, id, PERIOD);
+    expect(steps.data[1]?.['median_seconds_from_previous']).toBe(0);
+  });
+
+  it('counts people, not conversions: completing twice counts once', async () => {
+    const { site, id } = await setup([
+      { person: 'p', at: T0 + HOUR, page: '/' },
+      { person: 'p', at: T0 + 2 * HOUR, page: '/pricing' },
+      { person: 'p', at: T0 + 3 * HOUR, page: '/' },
+      { person: 'p', at: T0 + 4 * HOUR, page: '/pricing' },
+    ], { steps: [path('/'), path('/pricing')] });
+    expect(await reached(site, id)).toEqual([1, 1]);
+  });
+
+  it('counts a person whose first attempt failed and a later one succeeded, with the times of the succeeding attempt', async () => {
+    const { site, id } = await setup([
+      { person: 'p', at: T0 + HOUR, page: '/' },
+      { person: 'p', at: T0 + 3 * DAY, page: '/' },
+      { person: 'p', at: T0 + 3 * DAY + 90_000, page: '/pricing' },
+    ], { window_days: 1, steps: [path('/'), path('/pricing')] });
+    const steps = await h.steps(site, id, PERIOD);
+    expect(steps.data.map((r) => r['reached'])).toEqual([1, 1]);
+    expect(steps.data[1]?.['median_seconds_from_previous']).toBe(90);
+  });
+
+  it('reports the median as the mean of the two middle values for an even count', async () => {
+    const specs: EventSpec[] = [10, 20, 40, 80].flatMap((s, i) => [
+      { person: `p${i}`, at: T0 + HOUR, page: '/' },
+      { person: `p${i}`, at: T0 + HOUR + s * 1000, page: '/pricing' },
+    ]);
+    const { site, id } = await setup(specs, { steps: [path('/'), path('/pricing')] });
+    const steps = await h.steps(site, id, PERIOD);
+    expect(steps.data[1]).toMatchObject({ reached: 4, median_seconds_from_previous: 30, conv_vs_prev: 1, conv_vs_first: 1 });
+    expect(steps.data[0]).toMatchObject({ median_seconds_from_previous: null, conv_vs_prev: null });
+  });
+
+  it('matches patterns on the whole value, case-sensitively, `*` for any run; an absent value matches nothing', async () => {
+    const { site, id } = await setup([
+      { person: 'a', at: T0 + HOUR, page: '/blog/post-1' },
+      { person: 'b', at: T0 + HOUR, page: '/Blog/post-2' },
+      { person: 'c', at: T0 + HOUR, page: '/blog' },
+      { person: 'd', at: T0 + HOUR, type: 'custom', name: 'x', page: null, url: null },
+      { person: 'e', at: T0 + HOUR, page: '/blog_x/y' },
+    ], { steps: [path('/blog/*'), path('*')] });
+    expect(await reached(site, id)).toEqual([1, 0]);
+    const anyPage = await h.create(site, { steps: [path('*'), type('custom')] });
+    expect(await reached(site, String(anyPage['id']))).toEqual([4, 0]);
+  });
+
+  it('matches click text on the text property of custom events', async () => {
+    const { site, id } = await setup([
+      { person: 'a', at: T0 + HOUR, page: '/pricing' },
+      { person: 'a', at: T0 + 2 * HOUR, type: 'custom', name: 'cta', text: 'Start free trial', page: '/pricing' },
+      { person: 'b', at: T0 + HOUR, page: '/pricing' },
+      { person: 'b', at: T0 + 2 * HOUR, type: 'custom', name: 'cta', text: 'Contact sales', page: '/pricing' },
+    ], { steps: [path('/pricing'), { name: 'Trial click', conditions: { click_text_matches: 'Start*' } }] });
+    expect(await reached(site, id)).toEqual([2, 1]);
+  });
+});
+
+describe('step orders', () => {
+  const journeys: EventSpec[] = [
+    { person: 'inorder', at: T0 + HOUR, page: '/' },
+    { person: 'inorder', at: T0 + 2 * HOUR, page: '/pricing' },
+    { person: 'between', at: T0 + HOUR, page: '/' },
+    { person: 'between', at: T0 + 90 * MINUTE, page: '/about' },
+    { person: 'between', at: T0 + 2 * HOUR, page: '/pricing' },
+    { person: 'identify', at: T0 + HOUR, page: '/' },
+    { person: 'identify', at: T0 + 90 * MINUTE, type: 'identify', email: 'id@example.com' },
+    { person: 'identify', at: T0 + 2 * HOUR, page: '/pricing' },
+    { person: 'reverse', at: T0 + HOUR, page: '/pricing' },
+    { person: 'reverse', at: T0 + 2 * HOUR, page: '/' },
+  ];
+
+  it('sequential: other events may happen between steps; reverse order does not convert', async () => {
+    const { site, id } = await setup(journeys, { step_order: 'sequential', steps: [path('/'), path('/pricing')] });
+    expect(await reached(site, id)).toEqual([4, 3]);
+  });
+
+  it('strict: another tracked event between steps breaks the attempt; an identify call does not', async () => {
+    const { site, id } = await setup(journeys, { step_order: 'strict', steps: [path('/'), path('/pricing')] });
+    expect(await reached(site, id)).toEqual([4, 2]);
+  });
+
+  it('any_order: steps in either order, each filled by a different event', async () => {
+    const { site, id } = await setup([...journeys, { person: 'one-event', at: T0 + HOUR, type: 'custom', name: 'both', page: '/x' }], {
+      step_order: 'any_order',
+      steps: [{ name: 'A', conditions: { event_name_matches: 'both' } }, { name: 'B', conditions: { path_matches: '/x' } }],
+    });
+    expect(await reached(site, id)).toEqual([1, 0]);
+    const both = await h.create(site, { step_order: 'any_order', steps: [path('/'), path('/pricing')] });
+    const r = await h.steps(site, String(both['id']), PERIOD);
+    expect(r.data.map((x) => x['reached'])).toEqual([4, 4]);
+    expect(r.data.map((x) => x['median_seconds_from_previous'])).toEqual([null, null]);
+  });
+
+  it('any_order matches distinct events to steps even when one event could fill either', async () => {
+    // The first event fills step 1 or 2; the second only step 1: both steps are done.
+    const { site, id } = await setup([
+      { person: 'p', at: T0 + HOUR, page: '/pricing', type: 'pageview' },
+      { person: 'p', at: T0 + 2 * HOUR, page: '/', type: 'pageview' },
+    ], { step_order: 'any_order', steps: [type('pageview', 'Any page'), path('/pricing')] });
+    expect(await reached(site, id)).toEqual([1, 1]);
+  });
+});
+
+describe('people', () => {
+  it('visitor scope stitches devices: steps on two devices merged later make one converted person', async () => {
+    const site = website();
+    await h.events(site, [classified({ person: 'phone', at: T0 + HOUR, page: '/' }, site), classified({ person: 'laptop', at: T0 + 2 * HOUR, page: '/pricing' }, site)]);
+    const created = await h.create(site, { steps: [path('/'), path('/pricing')] });
+    const id = String(created['id']);
+    expect(await reached(site, id)).toEqual([1, 0]);
+    await h.merge(site, 'laptop', 'phone');
+    expect(await reached(site, id)).toEqual([1, 1]);
+    // Nothing stored was rewritten: the events keep the identity they arrived with.
+    const [row] = await h.ch.query<{ n: string }>("SELECT count() AS n FROM identity_events WHERE website_id = {w:UUID} AND identity_id = 'laptop'", { w: site.id });
+    expect(Number(row?.n)).toBe(1);
+  });
+
+  it('user scope counts identified people only, with their anonymous history before they identified', async () => {
+    const { site, id } = await setup([
+      { person: 'known', at: T0 + HOUR, page: '/' },
+      { person: 'known', at: T0 + 2 * HOUR, page: '/pricing' },
+      { person: 'known', at: T0 + 3 * HOUR, type: 'identify', email: 'known@example.com', page: '/pricing' },
+      { person: 'anon', at: T0 + HOUR, page: '/' },
+      { person: 'anon', at: T0 + 2 * HOUR, page: '/pricing' },
+    ], { scope: 'user', steps: [path('/'), path('/pricing')] });
+    expect(await reached(site, id)).toEqual([1, 1]);
+    const visitors = await h.create(site, { scope: 'visitor', steps: [path('/'), path('/pricing')] });
+    expect(await reached(site, String(visitors['id']))).toEqual([2, 2]);
+    const anonymous = await h.create(site, { filters: { identified: false }, steps: [path('/'), path('/pricing')] });
+    expect(await reached(site, String(anonymous['id']))).toEqual([1, 1]);
+  });
+
+  it('keys a revenue step by the person the milestone names, by email, even when the milestone arrives first', async () => {
+    const site = website();
+    await h.milestones(site, [milestone(site, { stage: 'trial_started', at: T0 + DAY, email: 'Buyer@Example.com', id: 'm-1' })]);
+    await h.events(site, [
+      classified({ person: 'buyer', at: T0 + HOUR, page: '/pricing' }, site),
+      classified({ person: 'buyer', at: T0 + 2 * HOUR, type: 'identify', email: 'buyer@example.com', page: '/pricing' }, site),
+      classified({ person: 'other', at: T0 + HOUR, page: '/pricing' }, site),
+    ]);
+    const created = await h.create(site, { steps: [path('/pricing'), { name: 'Trial', conditions: { source: 'revenue', revenue_event: 'trial_started' } }] });
+    expect(await reached(site, String(created['id']))).toEqual([2, 1]);
+    // The same milestone delivered again (a CRM resync) counts once; other stages are not revenue.
+    await h.milestones(site, [milestone(site, { stage: 'trial_started', at: T0 + DAY, email: 'buyer@example.com', id: 'm-1' }), milestone(site, { stage: 'mql', at: T0 + DAY, email: 'buyer@example.com' })]);
+    expect(await reached(site, String(created['id']))).toEqual([2, 1]);
+  });
+
+  it('applies the audience filter to the event that enters the funnel', async () => {
+    const { site, id } = await setup([
+      { person: 'mail', at: T0 + HOUR, page: '/', channel: 'Email' },
+      { person: 'mail', at: T0 + 2 * HOUR, page: '/pricing', channel: 'Direct', session: 's2' },
+      { person: 'search', at: T0 + HOUR, page: '/', channel: 'Organic Search' },
+      { person: 'search', at: T0 + 2 * HOUR, page: '/pricing', channel: 'Email', session: 's3' },
+    ], { filters: { channel: 'Email' }, steps: [path('/'), path('/pricing')] });
+    expect(await reached(site, id)).toEqual([1, 1]);
+  });
+
+  it('reads a redelivered batch once', async () => {
+    const site = website();
+    const batch = [classified({ person: 'p', at: T0 + HOUR, page: '/' }, site), classified({ person: 'p', at: T0 + 2 * HOUR, page: '/' }, site)];
+    await h.events(site, batch);
+    await h.events(site, batch);
+    // A duplicate that slipped past the insert token: a second insert under another token.
+    await h.ch.insert('identity_events', [{ website_id: site.id, occurred_at: batch[0]!.occurred_at, event_id: batch[0]!.event_id, identity_id: 'p', event_type: 'pageview', page: '/' }], { dedupToken: randomUUID() });
+    const created = await h.create(site, { steps: [path('/'), path('/')] });
+    const steps = await h.steps(site, String(created['id']), PERIOD);
+    expect(steps.data.map((r) => r['reached'])).toEqual([1, 1]);
+    expect(steps.data[1]?.['median_seconds_from_previous']).toBe(3600);
+  });
+});
+
+describe('comparison and breakdown', () => {
+  it('compare_days=previous computes the preceding window of equal length; N shifts back N days', async () => {
+    const { site, id } = await setup([
+      { person: 'now', at: T0 + HOUR, page: '/' },
+      { person: 'then', at: T0 - 3 * DAY, page: '/' },
+      { person: 'then', at: T0 - 3 * DAY + HOUR, page: '/pricing' },
+    ], { steps: [path('/'), path('/pricing')] });
+    const r = await h.steps(site, id, { ...PERIOD, compare_days: 'previous' });
+    expect(r.data.map((x) => x['reached'])).toEqual([1, 0]);
+    expect(r.previous?.window).toEqual({ from: new Date(T0 - 7 * DAY).toISOString(), to: PERIOD.from, expression: null });
+    expect(r.previous?.data.map((x) => x['reached'])).toEqual([1, 1]);
+    const shifted = await h.steps(site, id, { ...PERIOD, compare_days: '3' });
+    expect(shifted.previous?.window['from']).toBe(new Date(T0 - 3 * DAY).toISOString());
+    expect(shifted.previous?.data.map((x) => x['reached'])).toEqual([2, 1]);
+    expect((await h.steps(site, id, { ...PERIOD, compare_days: '731' })).previous?.data).toHaveLength(2);
+    const tooFar = await h.problem(h.steps(site, id, { ...PERIOD, compare_days: '732' }));
+    expect(tooFar['kind']).toBe('invalid-request');
+    expect(r.meta).toMatchObject({ timezone: 'UTC', currency: 'EUR', window: { from: PERIOD.from, to: PERIOD.to, expression: null } });
+    expect(Object.keys(r.meta['definitions'] as Json)).toEqual(expect.arrayContaining(['reached', 'conv_vs_prev', 'conv_vs_first', 'median_seconds_from_previous']));
+  });
+
+  it('breaks down by the touches before entering; Unattributed without one; rows beyond limit fold into Other', async () => {
+    const { site, id } = await setup([
+      // Two touches before entering: Email (a week before), then Organic Search (the entry session).
+      { person: 'a', at: T0 - 7 * DAY, page: '/blog', channel: 'Email', session: 'a1' },
+      { person: 'a', at: T0 + HOUR, page: '/', channel: 'Organic Search', session: 'a2' },
+      { person: 'a', at: T0 + 2 * HOUR, page: '/pricing', channel: 'Referral', session: 'a3' },
+      { person: 'b', at: T0 + HOUR, page: '/', channel: 'Paid Search', session: 'b1' },
+      // A server-side event without a session: no touch.
+      { person: 'c', at: T0 + HOUR, type: 'conversion', page: '/', session: null },
+    ], { steps: [path('/'), path('/pricing')] });
+    const all = await h.breakdown(site, id, { ...PERIOD, models: 'first_touch,last_touch,linear,u_shaped,time_decay' });
+    expect(all.totals).toEqual({ entered: 3, completed: 1 });
+    const row = (v: string) => all.data.find((r) => r['value'] === v) as Json;
+    expect(row('Email')['first_touch']).toEqual({ entered: 1, completed: 1, conversion_rate: 1 });
+    expect(row('Organic Search')['last_touch']).toEqual({ entered: 1, completed: 1, conversion_rate: 1 });
+    expect((row('Email')['linear'] as Json)['entered']).toBeCloseTo(0.5, 12);
+    expect((row('Organic Search')['time_decay'] as Json)['entered']).toBeGreaterThan((row('Email')['time_decay'] as Json)['entered'] as number);
+    expect(row('Unattributed')['u_shaped']).toEqual({ entered: 1, completed: 0, conversion_rate: 0 });
+    expect(all.data.find((r) => r['value'] === 'Referral')).toBeUndefined();
+    const one = await h.breakdown(site, id, { ...PERIOD, models: 'linear', limit: '2' });
+    expect(one.data.map((r) => r['value'])).toEqual(['Paid Search', 'Unattributed', 'Other']);
+    expect(one.data[2]).toMatchObject({ other: true, entered: 1, completed: 1 });
+    expect(one.meta).toMatchObject({ truncated: true, row_count: 3, dimension: 'channel', models: ['linear'] });
+  });
+});
