@@ -32,6 +32,8 @@ function* eventBatches() {
 }
 
 (async () => {
+  // The thread id, so the benchmark can tell this thread's CPU from the server's (/proc/<pid>/task).
+  parentPort.postMessage({ tid: Number(require('node:fs').readFileSync('/proc/thread-self/stat', 'utf8').split(' ')[0]) });
   const batches = eventBatches();
   const latencies = [];
   let sent = 0;
@@ -48,5 +50,7 @@ function* eventBatches() {
       else failed += 1;
     }
   }));
-  parentPort.postMessage({ latencies, sent, failed });
+  // This thread's CPU seconds (the load generator's own cost, apart from the server's).
+  const cpuSeconds = Number(require('node:fs').readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]) / 1e9;
+  parentPort.postMessage({ latencies, sent, failed, cpuSeconds });
 })();

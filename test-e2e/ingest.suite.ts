@@ -1,14 +1,11 @@
 // Ingest behaviour through the public paths (POST /v1/events via the gateway, tracker hits via
 // /collect), written once and run on both driver profiles. A stand-in consumer records what ingest
 // publishes, the way downstream services will see it.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createLogger, defineModule, loadConfig, startModules, type Envelope, type RunningProcess } from '@sightline/kit';
+import { defineStandIn, partitionOf, type Envelope, type RunningProcess } from '@sightline/kit';
 import type { ClassifiedEventV1, ConversionCreatedV1, EventBatchV1 } from '@sightline/proto-schemas';
-import { createGatewayModule } from '@sightline/service-gateway';
-import { createIngestModule } from '@sightline/service-ingest';
+import { identifySignature } from '@sightline/tracker';
 import { adminClient } from './admin-client';
+import { startStack, type Stack } from './stack';
 
 export interface DriverProfile {
   env: Record<string, string>;
@@ -22,18 +19,20 @@ export function describeIngest(profileName: string, makeProfile: () => Promise<D
   describe(`ingest (${profileName})`, () => {
     let proc: RunningProcess;
     let profile: DriverProfile;
-    let dataDir: string;
+    let stack: Stack;
     let base: string;
     let adminBase: string;
     let adminToken: string;
     let key: string;
+    let otherKey: string;
     let websiteId: string;
     let workspaceId: string;
     let publicId: string;
+    let identifySecret: string;
     const classified: ClassifiedEventV1[] = [];
     const conversions: ConversionCreatedV1[] = [];
 
-    const recorder = defineModule({
+    const recorder = defineStandIn({
       name: 'attribution', // stands in for the first downstream consumer of these facts
       needs: {},
       async create() {
@@ -90,13 +89,9 @@ export function describeIngest(profileName: string, makeProfile: () => Promise<D
 
     beforeAll(async () => {
       profile = await makeProfile();
-      dataDir = mkdtempSync(join(tmpdir(), 'sightline-ingest-'));
-      const config = loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'silent', ...profile.env });
-      proc = await startModules({
-        config,
-        logger: createLogger({ level: 'silent' }),
-        modules: [createGatewayModule({ availableServices: ['gateway', 'ingest', 'attribution'], demo: false }), createIngestModule(), recorder],
-      });
+      // The test client stands in for a proxy on loopback, so its X-Forwarded-For (the visitor's address) is believed.
+      stack = await startStack({ targets: ['gateway', 'ingest'], standIns: [recorder], env: { SIGHTLINE_TRUST_PROXY: 'loopback', ...profile.env } });
+      proc = stack.proc;
       base = `http://127.0.0.1:${proc.publicPort}`;
       adminBase = `http://127.0.0.1:${proc.adminPort}`;
       adminToken = proc.settings.adminToken;
@@ -106,13 +101,14 @@ export function describeIngest(profileName: string, makeProfile: () => Promise<D
       websiteId = String(site['id']);
       workspaceId = String(ws['id']);
       publicId = String(site['public_id']);
+      identifySecret = String(site['identify_secret']);
       key = String((await admin('/keys', { workspace_id: ws['id'] }))['key']);
+      otherKey = String((await admin('/keys', { workspace_id: ws['id'] }))['key']);
     }, 120_000);
 
     afterAll(async () => {
-      await proc?.stop();
+      await stack?.stop();
       await profile?.cleanup();
-      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     }, 60_000);
 
     it('accepts valid events and reports malformed ones by index (partial success)', async () => {
@@ -156,7 +152,7 @@ export function describeIngest(profileName: string, makeProfile: () => Promise<D
     });
 
     it('merges a second device that identifies with the same email', async () => {
-      expect(await collect('phone-device', [pageview('https://acme.test/blog', 30), { ...pageview('https://acme.test/blog', 29), type: 'identify', email: 'Buyer@Example.com' }], { ua: IPHONE })).toBe(202);
+      expect(await collect('phone-device', [pageview('https://acme.test/blog', 30), { ...pageview('https://acme.test/blog', 29), type: 'identify', email: 'Buyer@Example.com', sig: identifySignature(identifySecret, 'Buyer@Example.com') }], { ua: IPHONE })).toBe(202);
       const phoneHits = await waitFor('the phone hits', () => {
         const hits = classified.filter((e) => e.anonymous_id === 'phone-device');
         return hits.length === 2 ? hits : undefined;
@@ -193,6 +189,21 @@ export function describeIngest(profileName: string, makeProfile: () => Promise<D
       expect(changed.status).toBe(409);
     });
 
+    it('keeps Idempotency-Key records per API key: another key reusing one makes its own request (finding 6)', async () => {
+      const first = await postEvents({ events: [{ event_type: 'custom', event_name: 'per-key-a', anonymous_id: 'per-key' }] }, { 'idempotency-key': 'per-key-0001' });
+      expect(first.body['accepted']).toBe(1);
+      const other = await fetch(`${base}/v1/events`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${otherKey}`, 'content-type': 'application/json', 'idempotency-key': 'per-key-0001' },
+        body: JSON.stringify({ events: [{ event_type: 'custom', event_name: 'per-key-b', anonymous_id: 'per-key' }] }),
+      });
+      expect(other.status).toBe(200);
+      expect(other.headers.get('idempotent-replayed')).toBeNull();
+      expect(((await other.json()) as Record<string, unknown>)['accepted']).toBe(1);
+      // Both are stored: the second key's event ids are its own, not deduplicated against the first's.
+      await waitFor('both events classified', () => (['per-key-a', 'per-key-b'].every((n) => classified.some((e) => e.event_name === n)) ? true : undefined));
+    });
+
     it('drops bots, refuses hits from another origin or an unknown site', async () => {
       const before = classified.length;
       expect(await collect('bot', [pageview('https://acme.test/', 1)], { ua: 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)' })).toBe(202);
@@ -215,8 +226,10 @@ export function describeIngest(profileName: string, makeProfile: () => Promise<D
         website: { id: websiteId, domain: 'acme.test', timezone: 'UTC', currency: 'EUR', workspace_id: workspaceId },
         events: [{ ...sample, identity_id: null, session_id: null, session: null }],
       };
-      await proc.bus.publish({ type: 'ingest.batch_received', id: 'replay-test', source: 'test', payload: batch });
-      await proc.bus.publish({ type: 'ingest.batch_received', id: 'replay-test', source: 'test', payload: batch });
+      // The intake is partitioned by website and visitor: the redelivery goes where the original went.
+      const partition = partitionOf(`${websiteId}:${sample.anonymous_id ?? sample.email_hash ?? sample.phone ?? sample.event_id}`, proc.bus.partitions);
+      await proc.bus.publish({ type: 'ingest.batch_received', id: 'replay-test', source: 'test', partition, payload: batch });
+      await proc.bus.publish({ type: 'ingest.batch_received', id: 'replay-test', source: 'test', partition, payload: batch });
       await new Promise((r) => setTimeout(r, 500));
       const after = await stats();
       expect(after).toEqual(s); // not even a duplicate row awaiting merge

@@ -2,8 +2,11 @@
 // merges when one event links two of them (union by moving the loser's keys to the winner).
 // Resolution is per batch: one SELECT for all of a batch's keys, one INSERT for the new ones, all
 // under a per-workspace advisory lock so replicas cannot split a person. A key→identity cache skips
-// the database entirely when a batch brings no new key.
+// the database entirely when a batch brings no new key. The cache is bounded in size and in age: an
+// entry is read from the database again at most IDENTITY_CACHE.ttlMs after it was, so a merge made by
+// another replica reaches this one within that time.
 import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { SqlStore } from '@sightline/kit';
 import type { ClassifiedEventV1 } from '@sightline/proto-schemas';
 import { sha256Hex } from './identity-keys';
@@ -15,20 +18,32 @@ export interface Merge {
 
 type KeyRef = `${'anon' | 'email' | 'phone'}:${string}`;
 
-const CACHE_LIMIT = 200_000;
+export const IDENTITY_CACHE = { maxEntries: 200_000, ttlMs: 5 * 60_000 } as const;
 
 export class IdentityGraph {
-  private readonly cache = new Map<KeyRef, string>();
+  private readonly cache = new LRUCache<KeyRef, string>({ max: IDENTITY_CACHE.maxEntries, ttl: IDENTITY_CACHE.ttlMs });
 
   constructor(private readonly db: SqlStore) {}
+
+  /** Keys held by the cache, for its gauge. */
+  get cacheSize(): number {
+    return this.cache.size;
+  }
 
   /** Sets identity_id on every event that carries a key; returns the merges it made. */
   async resolve(workspaceId: string, events: ClassifiedEventV1[]): Promise<Merge[]> {
     const keysOf = events.map(keysOfEvent);
     const allKeys = [...new Set(keysOf.flat())];
     if (allKeys.length === 0) return [];
-    if (allKeys.every((k) => this.cache.has(k)) && keysOf.every((keys) => new Set(keys.map((k) => this.cache.get(k))).size <= 1)) {
-      events.forEach((event, i) => (event.identity_id = keysOf[i]?.[0] ? (this.cache.get(keysOf[i][0]) as string) : null));
+    // Read each key once: an entry may age out between two reads of it.
+    const cached = new Map<KeyRef, string>();
+    for (const k of allKeys) {
+      const id = this.cache.get(k);
+      if (id === undefined) break;
+      cached.set(k, id);
+    }
+    if (cached.size === allKeys.length && keysOf.every((keys) => new Set(keys.map((k) => cached.get(k))).size <= 1)) {
+      events.forEach((event, i) => (event.identity_id = keysOf[i]?.[0] ? (cached.get(keysOf[i][0]) as string) : null));
       return [];
     }
 
@@ -91,18 +106,18 @@ export class IdentityGraph {
       return { known, merges };
     });
 
-    for (const merge of merges) for (const [k, id] of this.cache) if (id === merge.from) this.cache.set(k, merge.into);
-    for (const [k, id] of known) this.remember(k, id);
+    if (merges.length > 0) {
+      // Keys of a merged-away identity now point at the winner (rare: a walk of the cache is fine).
+      const into = new Map(merges.map((m) => [m.from, m.into]));
+      const moved: [KeyRef, string][] = [];
+      for (const [k, id] of this.cache.entries()) if (into.has(id)) moved.push([k, into.get(id) as string]);
+      for (const [k, id] of moved) this.cache.set(k, id, { noUpdateTTL: true });
+    }
+    for (const [k, id] of known) this.cache.set(k, id);
     events.forEach((event, i) => (event.identity_id = keysOf[i]?.[0] ? (known.get(keysOf[i][0]) as string) : null));
     return merges;
   }
 
-  private remember(key: KeyRef, id: string): void {
-    this.cache.delete(key);
-    this.cache.set(key, id);
-    // Map keeps insertion order: the first entry is the least recently remembered.
-    if (this.cache.size > CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value as KeyRef);
-  }
 }
 
 function keysOfEvent(event: ClassifiedEventV1): KeyRef[] {

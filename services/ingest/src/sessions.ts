@@ -1,7 +1,8 @@
 // Sessions of browsing hits, per visitor (anonymous id): a new session starts after 30 minutes
 // without activity or when a hit brings campaign parameters different from the session's. A
 // session is a touch; its attributes are those of its first hit. Visitor state lives in the KV
-// store and is read and written once per batch (getMany/setMany), never per event.
+// store and is read and written once per batch (getMany/setMany), never per event. The in-process KV
+// (embedded mode) bounds it by count: it keeps the visitors written most recently.
 import type { KvStore } from '@sightline/kit';
 import type { ClassifiedEventV1, SessionAttributesV1 } from '@sightline/proto-schemas';
 import { derivedUuid } from './identity-keys';
@@ -66,9 +67,11 @@ export class Sessionizer {
       changed.add(visitor);
     }
     if (changed.size > 0) {
+      // Evictable: the in-process KV keeps only its most recently written visitors (a visitor it
+      // dropped starts a new session on the next hit); Redis keeps each for the TTL.
       await this.kv.setMany(
         [...changed].map((v) => [`session:${websiteId}:${v}`, JSON.stringify(states.get(v))]),
-        { ttlMs: STATE_TTL_MS },
+        { ttlMs: STATE_TTL_MS, evictable: true },
       );
     }
   }

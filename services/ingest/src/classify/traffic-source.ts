@@ -44,7 +44,11 @@ const PAID_CLICK_IDS: readonly { id: 'gclid' | 'gbraid' | 'wbraid' | 'msclkid' |
 /** Google auto-tagging beats UTM parameters on the same URL, as it does in GA4. */
 const GOOGLE_CLICK_IDS = new Set(['gclid', 'gbraid', 'wbraid']);
 
-export type TrafficResolver = (input: TrafficInput) => TrafficSource;
+export interface TrafficResolver {
+  (input: TrafficInput): TrafficSource;
+  /** Entries held by its caches (bounded in size and age), for the cache gauges. */
+  cacheSizes(): { referrer_hosts: number; referrers: number };
+}
 
 /** Facts about one referrer host as seen from one site; memoised because hosts repeat endlessly. */
 interface HostFacts {
@@ -81,7 +85,7 @@ export function createTrafficResolver(sources: SourceIndex, options: { hostCache
     return parsed;
   };
 
-  return (input) => {
+  const resolve = (input: TrafficInput): TrafficSource => {
     const params = input.url && input.url.search.length > 1 ? input.url.searchParams : null;
     const utm = readUtm(params, input.utm);
     const click_ids = readClickIds(params);
@@ -140,6 +144,7 @@ export function createTrafficResolver(sources: SourceIndex, options: { hostCache
       campaign_key: campaignKey(utm, click_ids, source, medium, campaign, term, content),
     };
   };
+  return Object.assign(resolve, { cacheSizes: () => ({ referrer_hosts: hostCache.size, referrers: referrerCache.size }) });
 }
 
 /** Trim; lower-case source and medium; drop empty values; cap the length. */

@@ -50,12 +50,15 @@ const MOBILE_OS = new Set(['iOS', 'Android', 'Windows Phone', 'BlackBerry', 'Kai
 
 export interface UserAgentParser {
   parse(userAgent: string | null): UserAgentInfo;
+  /** Parses held in its cache (bounded in size and age). */
+  cacheSize(): number;
 }
 
 export function createUserAgentParser(options: { cacheSize?: number } = {}): UserAgentParser {
   const cache = new LruCache<string, UserAgentInfo>(options.cacheSize ?? 5000);
   const parser = new UAParser();
   return {
+    cacheSize: () => cache.size,
     parse(userAgent) {
       if (!userAgent) return UNKNOWN;
       const ua = userAgent.trim();
