@@ -1,9 +1,8 @@
 // Operator actions on workspaces, websites and keys, shared by the admin API and the demo setup.
-import { ProblemError, type Bus } from '@sightline/kit';
+import { normaliseDomain, ProblemError, type ServiceBus } from '@sightline/kit';
 import { PLANS, SCOPES, type KeyCreatedV1, type KeyRevokedV1, type WorkspaceCreatedV1 } from '@sightline/proto-schemas';
 import type { AccountsRepo, ApiKeySummary, Website, Workspace } from './accounts.repo';
 import { generateApiKey } from './api-keys';
-import { normaliseDomain } from './website-resolution';
 
 const PLAN_NAMES: string[] = PLANS.map((p) => p.name);
 const SCOPE_NAMES: string[] = SCOPES.map((s) => s.name);
@@ -16,7 +15,7 @@ export interface CreatedKey extends ApiKeySummary {
 }
 
 export class AccountsAdmin {
-  constructor(private readonly repo: AccountsRepo, private readonly bus: Bus) {}
+  constructor(private readonly repo: AccountsRepo, private readonly bus: ServiceBus<'gateway'>) {}
 
   async createWorkspace(input: { name?: unknown; timezone?: unknown; currency?: unknown; plan?: unknown }): Promise<Workspace> {
     const name = requireText(input.name, 'name');

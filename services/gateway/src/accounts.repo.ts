@@ -1,6 +1,7 @@
 // Workspaces, websites and API keys in the gateway's own Postgres schema.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { SqlStore } from '@sightline/kit';
+import type { PlanName } from '@sightline/proto-schemas';
 import type { NewApiKey } from './api-keys';
 
 export interface Workspace {
@@ -19,6 +20,8 @@ export interface Website {
   public_id: string;
   timezone: string;
   currency: string;
+  /** Key of the HMAC a website's backend signs identify() emails with; operators only, never the public API. */
+  identify_secret: string;
 }
 
 export interface ApiKeyRecord {
@@ -27,7 +30,7 @@ export interface ApiKeyRecord {
   name: string;
   secret_sha256: Buffer;
   scopes: string[];
-  plan: string;
+  plan: PlanName;
   all_websites: boolean;
   created_at: string;
   revoked_at: string | null;
@@ -46,7 +49,7 @@ export interface ApiKeySummary {
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const WEBSITE_COLUMNS = 'id, workspace_id, domain, public_id, timezone, currency';
+const WEBSITE_COLUMNS = 'id, workspace_id, domain, public_id, timezone, currency, identify_secret';
 
 export class AccountsRepo {
   constructor(private readonly db: SqlStore) {}
@@ -78,9 +81,9 @@ export class AccountsRepo {
 
   async createWebsite(input: { workspaceId: string; domain: string; timezone: string; currency: string }): Promise<Website> {
     const { rows } = await this.db.query<Website>(
-      `INSERT INTO websites (id, workspace_id, domain, public_id, timezone, currency) VALUES ($1, $2, $3, $4, $5, $6)
+      `INSERT INTO websites (id, workspace_id, domain, public_id, timezone, currency, identify_secret) VALUES ($1, $2, $3, $4, $5, $6, $7)
        RETURNING ${WEBSITE_COLUMNS}`,
-      [randomUUID(), input.workspaceId, input.domain, `site_${randomBytes(8).toString('hex')}`, input.timezone, input.currency],
+      [randomUUID(), input.workspaceId, input.domain, `site_${randomBytes(8).toString('hex')}`, input.timezone, input.currency, randomBytes(32).toString('hex')],
     );
     return rows[0] as Website;
   }
@@ -135,7 +138,7 @@ export class AccountsRepo {
   async websitesOfKey(key: ApiKeyRecord): Promise<Website[]> {
     if (key.all_websites) return this.listWebsites(key.workspace_id);
     const { rows } = await this.db.query<Website>(
-      `SELECT w.id, w.workspace_id, w.domain, w.public_id, w.timezone, w.currency
+      `SELECT w.id, w.workspace_id, w.domain, w.public_id, w.timezone, w.currency, w.identify_secret
          FROM websites w JOIN api_key_websites k ON k.website_id = w.id
         WHERE k.key_id = $1 ORDER BY w.domain`,
       [key.id],

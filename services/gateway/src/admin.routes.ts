@@ -1,23 +1,16 @@
 // The operator API on the admin port (behind the admin token, mounted at /admin by the runner).
 // The `sightline` CLI talks to this, because embedded stores belong to the running process.
-import type { NextFunction, Request, Response, Router } from 'express';
-import type { Logger } from 'pino';
-import { ProblemError, renderProblem, requestIdMiddleware, requestIdOf, sendProblem } from '@sightline/kit';
+import type { Router } from 'express';
+import { adminRoute as route, ProblemError } from '@sightline/kit';
 import type { AccountsAdmin } from './accounts-admin';
 import type { AccountsRepo } from './accounts.repo';
 import type { Authenticator } from './auth';
 
-type Handler = (req: Request) => Promise<{ status: number; body: unknown }>;
-
 export function mountAdminRoutes(
   router: Router,
-  deps: { admin: AccountsAdmin; repo: AccountsRepo; auth: Authenticator; publicUrl: () => string; logger: Logger },
+  deps: { admin: AccountsAdmin; repo: AccountsRepo; auth: Authenticator },
 ): void {
   const { admin, repo } = deps;
-  const route = (handler: Handler) => (req: Request, res: Response, next: NextFunction) => {
-    handler(req).then(({ status, body }) => res.status(status).json(body), next);
-  };
-  router.use(requestIdMiddleware);
   router.get('/workspaces', route(async () => ({ status: 200, body: { data: await repo.listWorkspaces() } })));
   router.post('/workspaces', route(async (req) => ({ status: 201, body: await admin.createWorkspace(req.body ?? {}) })));
   router.get('/workspaces/:id/websites', route(async (req) => ({ status: 200, body: { data: await repo.listWebsites(String(req.params['id'])) } })));
@@ -35,9 +28,4 @@ export function mountAdminRoutes(
     deps.auth.forget(keyId);
     return { status: 200, body: { key_id: keyId, revoked: true } };
   }));
-  router.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const problem = renderProblem(error, requestIdOf(res), deps.publicUrl());
-    if (problem.unexpected) deps.logger.error({ err: error, requestId: requestIdOf(res) }, 'admin request failed');
-    sendProblem(res, problem);
-  });
 }

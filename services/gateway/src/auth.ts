@@ -1,11 +1,14 @@
 // Bearer-key authentication. Verified keys are cached briefly so the hot path does not hit
 // Postgres per request; a revoked key stops working within KEY_CACHE_MS on every replica.
 import type { Request } from 'express';
+import { LRUCache } from 'lru-cache';
 import { ProblemError } from '@sightline/kit';
 import type { AccountsRepo, ApiKeyRecord, Website, Workspace } from './accounts.repo';
 import { parseApiKey, secretMatches } from './api-keys';
 
 export const KEY_CACHE_MS = 5_000;
+/** Key ids held at once: unknown ids are cached too (so a guessed id costs one lookup), so the cache is bounded. */
+export const KEY_CACHE_ENTRIES = 10_000;
 
 /** Query parameters a client might mistakenly put a key in. */
 const KEY_QUERY_PARAMS = ['api_key', 'apikey', 'key', 'token', 'access_token', 'authorization'];
@@ -23,7 +26,7 @@ interface CacheEntry {
 }
 
 export class Authenticator {
-  private readonly cache = new Map<string, CacheEntry>();
+  private readonly cache = new LRUCache<string, CacheEntry>({ max: KEY_CACHE_ENTRIES, ttl: KEY_CACHE_MS });
 
   constructor(private readonly repo: AccountsRepo) {}
 
@@ -64,13 +67,13 @@ export class Authenticator {
       }
       entry = { secretSha256: key?.secret_sha256 ?? Buffer.alloc(32), context, expires: now + KEY_CACHE_MS };
       this.cache.set(keyId, entry);
-      if (this.cache.size > 10_000) this.evictExpired(now);
     }
     return entry.context && secretMatches(secret, entry.secretSha256) ? entry.context : null;
   }
 
-  private evictExpired(now: number): void {
-    for (const [id, entry] of this.cache) if (entry.expires <= now) this.cache.delete(id);
+  /** Entries held: bounded by KEY_CACHE_ENTRIES whatever ids are tried. */
+  get cachedKeys(): number {
+    return this.cache.size;
   }
 }
 

@@ -7,12 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   createLogger,
-  defineModule,
+  defineStandIn,
   loadConfig,
   ProblemError,
   startModules,
   type RunningProcess,
-  type ServiceModule,
+  type RunnableModule,
 } from '@sightline/kit';
 import { openApiDocument, schemaDocument } from '@sightline/proto-schemas';
 import { createGatewayModule } from './index';
@@ -32,8 +32,8 @@ const opId = (method: string, path: string): string => {
 };
 
 /** Stand-in analytics service: echoes what the gateway sent, refuses one combination, and can be slow. */
-function standInAttribution(): ServiceModule {
-  return defineModule({
+function standInAttribution(): RunnableModule {
+  return defineStandIn({
     name: 'attribution',
     needs: {},
     async create() {
@@ -60,8 +60,8 @@ function standInAttribution(): ServiceModule {
 }
 
 /** Stand-in service that never answers in time, to show the RPC deadline becomes a 503. */
-function standInSlowFunnels(): ServiceModule {
-  return defineModule({
+function standInSlowFunnels(): RunnableModule {
+  return defineStandIn({
     name: 'funnels',
     needs: {},
     async create() {
@@ -131,7 +131,7 @@ export function describeGateway(profileName: string, makeProfile: () => Promise<
         config,
         logger: createLogger({ level: 'silent' }),
         modules: [
-          createGatewayModule({ availableServices: ['gateway', 'attribution', 'funnels'], demo: false }),
+          createGatewayModule({ demo: false }),
           standInAttribution(),
           standInSlowFunnels(),
         ],
@@ -164,13 +164,14 @@ export function describeGateway(profileName: string, makeProfile: () => Promise<
       it('GET /v1/me reports scopes, plan and reachable websites; /me is the same path', async () => {
         const v1 = await api('/v1/me');
         expect(v1.status).toBe(200);
-        expect(v1.body['key_id']).toBe(fullKeyId);
-        expect(v1.body['plan']).toBe('business');
-        expect(v1.body['scopes']).toEqual(expect.arrayContaining(['pii:read', 'events:write', 'conversions:read']));
-        expect((v1.body['websites'] as { domain: string }[]).map((w) => w.domain)).toEqual(['acme.test', 'shop.acme.test']);
+        const me = v1.body['data'] as { key: { id: string; scopes: string[] }; plan: { name: string; requests_per_minute: number }; websites: { domain: string }[] };
+        expect(me.key.id).toBe(fullKeyId);
+        expect(me.plan).toMatchObject({ name: 'business', requests_per_minute: 600 });
+        expect(me.key.scopes).toEqual(expect.arrayContaining(['pii:read', 'events:write', 'conversions:read']));
+        expect(me.websites.map((w) => w.domain)).toEqual(['acme.test', 'shop.acme.test']);
         const bare = await api('/me');
         expect(bare.status).toBe(200);
-        expect(bare.body['key_id']).toBe(fullKeyId);
+        expect((bare.body['data'] as { key: { id: string } }).key.id).toBe(fullKeyId);
       });
 
       it('GET /v1/websites gives each website its timezone and currency', async () => {
@@ -207,7 +208,7 @@ export function describeGateway(profileName: string, makeProfile: () => Promise<
       });
 
       it('a revoked key stops working', async () => {
-        const workspace = (await api('/v1/me')).body['workspace'] as { id: string };
+        const workspace = ((await api('/v1/me')).body['data'] as { workspace: { id: string } }).workspace;
         const created = await adminCall('POST', '/keys', { workspace_id: workspace.id });
         const key = String(created.body['key']);
         expect((await api('/v1/me', { key })).status).toBe(200);
@@ -319,13 +320,15 @@ export function describeGateway(profileName: string, makeProfile: () => Promise<
         expect(Date.now() - started).toBeLessThan(10_000);
       });
 
-      it('endpoints of services not built yet answer 501 problems; legacy aliases answer identically', async () => {
+      it('endpoints of services with no running instance answer 503 at once; legacy aliases answer identically', async () => {
         const current = await api('/v1/contacts?website=acme.test');
         const legacy = await api('/v1/conversions?website=acme.test');
-        expect(current.status).toBe(501);
-        expect(legacy.status).toBe(501);
+        expect(current.status).toBe(503);
+        expect(String(current.body['type'])).toMatch(/\/service-unavailable$/);
+        expect(String(current.body['detail'])).toMatch(/no instance of the contacts service is running/i);
+        expect(legacy.status).toBe(503);
         expect(legacy.body['type']).toBe(current.body['type']);
-        expect((await api('/accounts?website=acme.test')).status).toBe(501);
+        expect((await api('/accounts?website=acme.test')).status).toBe(503);
       });
 
       it('unknown paths are 404 problems and wrong methods 405 with the allowed methods', async () => {

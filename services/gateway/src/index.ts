@@ -2,7 +2,7 @@
 // plus the operator API on the admin port. It owns workspaces, websites and keys (Postgres) and
 // the limit counters (KV).
 import { join } from 'node:path';
-import { defineModule, requestIdMiddleware, type ServiceModule } from '@sightline/kit';
+import { defineModule, requestIdMiddleware, type RunnableModule } from '@sightline/kit';
 import { openApiDocument } from '@sightline/proto-schemas';
 import { trackerScript } from '@sightline/tracker';
 import { AccountsAdmin } from './accounts-admin';
@@ -17,39 +17,43 @@ export { DEMO_WEBSITES } from './demo';
 import { mountDocsRoutes } from './docs.routes';
 import { Limits } from './limits';
 import { localHandlers } from './local-handlers';
-import { createGatewayMetrics } from './metrics';
+import { createGatewayMetrics, registerCacheGauges } from './metrics';
 import { operationsOf, type OpenApiDocumentShape } from './operations';
 import { RequestValidator } from './request-validation';
+import { SiteDirectory } from './site-directory';
 
 export interface GatewayOptions {
-  /** Every service of this build (the module registry), wherever it runs; others answer 501. */
-  availableServices: readonly string[];
   /** Create the demo workspace on an empty embedded instance. */
   demo: boolean;
 }
 
-export function createGatewayModule(options: GatewayOptions): ServiceModule {
+export function createGatewayModule(options: GatewayOptions): RunnableModule {
   return defineModule({
     name: 'gateway',
     needs: { postgres: { schema: 'gateway', migrationsDir: join(__dirname, '..', 'migrations') }, kv: true },
     async create(ctx) {
-      const repo = new AccountsRepo(ctx.postgres!);
+      const repo = new AccountsRepo(ctx.postgres);
       const auth = new Authenticator(repo);
       const admin = new AccountsAdmin(repo, ctx.bus);
       const document = openApiDocument as unknown as OpenApiDocumentShape;
-      const limits = new Limits(ctx.kv!, ctx.settings.rpcTimeoutMs * 2);
+      const limits = new Limits(ctx.kv, ctx.settings.rpcTimeoutMs * 2);
       const metrics = createGatewayMetrics(ctx.metrics);
+      const sites = new SiteDirectory(repo);
+      registerCacheGauges(ctx.metrics, { sites: () => sites.size, keys: () => auth.cachedKeys });
       const publicUrl = () => ctx.settings.publicUrl;
       return {
         publicRoutes(router) {
           router.use(requestIdMiddleware);
           mountDocsRoutes(router, openApiDocument);
           mountCollectRoutes(router, {
-            repo,
+            sites,
+            auth,
+            limits,
             bus: ctx.bus,
             rpcTimeoutMs: ctx.settings.rpcTimeoutMs,
-            ingestAvailable: options.availableServices.includes('ingest'),
             trackerScript,
+            publicUrl,
+            metrics,
             logger: ctx.logger,
           });
           mountApiRoutes(router, {
@@ -59,16 +63,15 @@ export function createGatewayModule(options: GatewayOptions): ServiceModule {
             validator: new RequestValidator(document),
             bus: ctx.bus,
             local: localHandlers(),
-            availableServices: new Set(options.availableServices),
             rpcTimeoutMs: ctx.settings.rpcTimeoutMs,
             publicUrl,
             metrics,
             logger: ctx.logger,
           });
-          mountFallbacks(router, { publicUrl, logger: ctx.logger });
+          mountFallbacks(router, { publicUrl, logger: ctx.logger, auth, limits, metrics });
         },
         adminRoutes(router) {
-          mountAdminRoutes(router, { admin, repo, auth, publicUrl, logger: ctx.logger });
+          mountAdminRoutes(router, { admin, repo, auth });
         },
         async start() {
           if (options.demo && ctx.settings.embedded) {

@@ -3,11 +3,18 @@
 // concurrent requests and, on Redis, across gateway replicas.
 import type { Response } from 'express';
 import { ProblemError, type KvStore, type RateLimitResult, type SemaphoreLease } from '@sightline/kit';
-import { CONCURRENT_ANALYTICS_QUERIES, PLANS } from '@sightline/proto-schemas';
+import { CONCURRENT_ANALYTICS_QUERIES, PLANS, UNAUTHENTICATED_REQUESTS_PER_MINUTE } from '@sightline/proto-schemas';
 
 export { CONCURRENT_ANALYTICS_QUERIES };
 /** Requests per minute for callers that are not yet authenticated, per client address. */
-export const UNAUTHENTICATED_PER_MINUTE = 60;
+export const UNAUTHENTICATED_PER_MINUTE = UNAUTHENTICATED_REQUESTS_PER_MINUTE;
+/**
+ * Tracker hits per minute on the public /collect (a request costs as many points as it carries
+ * hits). Per address: far above one browser, enough for a busy office behind one NAT address.
+ * Per website: a flood from many addresses cannot bury a website's real traffic in junk.
+ */
+export const COLLECT_HITS_PER_ADDRESS_PER_MINUTE = 1_200;
+export const COLLECT_HITS_PER_SITE_PER_MINUTE = 60_000;
 const MINUTE_MS = 60_000;
 
 export interface PlanLimits {
@@ -65,6 +72,26 @@ export class Limits {
       throw new ProblemError('rate-limit-exceeded', {
         detail: `This address has made ${rate.limit} requests this minute without a valid key.`,
         remediation: `Wait ${seconds(rate.resetMs)} seconds (Retry-After) and retry with a valid key.`,
+        headers: { 'Retry-After': String(seconds(rate.resetMs)) },
+      });
+    }
+  }
+
+  /**
+   * Counts tracker hits from one client address (the RateLimit headers describe this budget, the
+   * one a browser's owner can act on) or to one website; throws a 429 problem when spent.
+   */
+  async admitHits(scope: 'address' | 'site', id: string, hits: number, res: Response, limited: (kind: string) => void): Promise<void> {
+    const budget = scope === 'address' ? COLLECT_HITS_PER_ADDRESS_PER_MINUTE : COLLECT_HITS_PER_SITE_PER_MINUTE;
+    const rate = await this.kv.consumeRate(`collect:${scope}:${id}`, budget, MINUTE_MS, Math.max(1, hits));
+    if (scope === 'address') setRateHeaders(res, rate);
+    if (!rate.allowed) {
+      limited('rate-limit-exceeded');
+      throw new ProblemError('rate-limit-exceeded', {
+        detail: scope === 'address'
+          ? `This address has sent more than ${budget} tracker hits this minute.`
+          : `The website has received more than ${budget} tracker hits this minute.`,
+        remediation: `Wait ${seconds(rate.resetMs)} seconds (Retry-After); a browser's tracker sends far fewer hits, so check for a loop or a replay that should use an API key.`,
         headers: { 'Retry-After': String(seconds(rate.resetMs)) },
       });
     }

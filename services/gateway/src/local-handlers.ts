@@ -1,5 +1,6 @@
-// The three operations the gateway answers from its own data: /me, /websites, /schema.
-import { schemaDocument } from '@sightline/proto-schemas';
+// The three operations the gateway answers from its own data: /me, /websites, /schema. Their shapes
+// are the OpenAPI document's (Identity, Website, SchemaDocument); the contract test holds them to it.
+import { PLANS, schemaDocument } from '@sightline/proto-schemas';
 import type { Website } from './accounts.repo';
 import type { LocalHandlers } from './api.routes';
 import { CONCURRENT_ANALYTICS_QUERIES, planLimits } from './limits';
@@ -9,19 +10,20 @@ export function localHandlers(): LocalHandlers {
   return {
     'GET /v1/me': async ({ auth }) => {
       const limits = planLimits(auth.key.plan);
+      const plan = PLANS.find((p) => p.name === auth.key.plan);
       return {
         status: 200,
         body: {
-          key_id: auth.key.id,
-          name: auth.key.name,
-          scopes: auth.key.scopes,
-          plan: auth.key.plan,
-          workspace: { id: auth.workspace.id, name: auth.workspace.name, timezone: auth.workspace.timezone, currency: auth.workspace.currency },
-          websites: auth.websites.map(publicWebsite),
-          limits: {
-            requests_per_minute: limits.requestsPerMinute,
-            concurrent_analytics_queries: CONCURRENT_ANALYTICS_QUERIES,
-            monthly_quota: limits.monthlyQuota,
+          data: {
+            key: { id: auth.key.id, name: auth.key.name, scopes: auth.key.scopes, created_at: isoTime(auth.key.created_at) },
+            workspace: { id: auth.workspace.id, name: auth.workspace.name, timezone: auth.workspace.timezone, currency: auth.workspace.currency },
+            plan: {
+              name: auth.key.plan,
+              requests_per_minute: limits.requestsPerMinute,
+              monthly_quota: limits.monthlyQuota,
+              concurrent_analytics_queries: plan?.concurrent_analytics_queries ?? CONCURRENT_ANALYTICS_QUERIES,
+            },
+            websites: auth.websites.map(publicWebsite),
           },
         },
       };
@@ -36,4 +38,9 @@ export function localHandlers(): LocalHandlers {
 
 function publicWebsite(website: Website) {
   return { id: website.id, domain: website.domain, timezone: website.timezone, currency: website.currency, public_id: website.public_id };
+}
+
+/** The stores hand back a Date or a string depending on the driver; the API speaks RFC 3339. */
+function isoTime(value: string | Date): string {
+  return new Date(value).toISOString();
 }

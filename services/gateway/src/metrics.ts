@@ -1,9 +1,11 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 export interface GatewayMetrics {
   requests: Counter<'route' | 'method' | 'status'>;
   requestDuration: Histogram<'route' | 'method'>;
   limited: Counter<'kind'>;
+  collectRequests: Counter<'status'>;
+  collectEvents: Counter<'outcome'>;
 }
 
 /** Label values come from fixed sets: route is the OpenAPI path template, never the raw URL. */
@@ -28,5 +30,40 @@ export function createGatewayMetrics(registry: Registry): GatewayMetrics {
       labelNames: ['kind'],
       registers: [registry],
     }),
+    collectRequests: new Counter({
+      name: 'sightline_gateway_collect_requests_total',
+      help: 'Tracker requests on /collect by status.',
+      labelNames: ['status'],
+      registers: [registry],
+    }),
+    collectEvents: new Counter({
+      name: 'sightline_gateway_collect_events_total',
+      help: 'Tracker hits in answered /collect requests: accepted by ingest, or rejected (by ingest, or unsigned identifies).',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
   };
+}
+
+/**
+ * Sizes of the caches anyone on the internet can fill (site ids on /collect, key ids on the API),
+ * read when scraped: the bound a flood of junk ids meets.
+ */
+export function registerCacheGauges(registry: Registry, sizes: { sites: () => number; keys: () => number }): void {
+  new Gauge({
+    name: 'sightline_gateway_collect_site_cache_entries',
+    help: 'Public site ids held in the /collect lookup caches (known and unknown).',
+    registers: [registry],
+    collect() {
+      this.set(sizes.sites());
+    },
+  });
+  new Gauge({
+    name: 'sightline_gateway_key_cache_entries',
+    help: 'API key ids held in the authentication cache (known and unknown).',
+    registers: [registry],
+    collect() {
+      this.set(sizes.keys());
+    },
+  });
 }

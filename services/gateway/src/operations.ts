@@ -69,7 +69,7 @@ export function operationsOf(document: OpenApiDocumentShape): Operation[] {
         takesWebsite: op['x-sightline-website'] === true,
         analytics: op['x-sightline-analytics'] === true,
         parameters: [...shared, ...(op.parameters ?? [])].map((p) => resolveRef(document, p) as OpenApiParameter),
-        bodySchema: body ? (resolveRef(document, body) as Record<string, unknown>) : null,
+        bodySchema: body ? withoutPerItemSchemas(resolveRef(document, body) as Record<string, unknown>) : null,
         bodyRequired: op.requestBody?.required === true,
       });
     }
@@ -87,4 +87,18 @@ function resolveRef(document: OpenApiDocumentShape, value: unknown): unknown {
     return resolveRef(document, node);
   }
   return value;
+}
+
+/**
+ * The body schema the gateway checks: properties marked `x-sightline-checked-per-item` keep their
+ * array bounds but not their item schema, since the owning service checks items one by one and
+ * reports a bad one in its answer (POST /events: partial success) rather than refusing the batch.
+ */
+function withoutPerItemSchemas(schema: Record<string, unknown>): Record<string, unknown> {
+  const properties = schema['properties'] as Record<string, Record<string, unknown>> | undefined;
+  if (!properties) return schema;
+  const relaxed = Object.fromEntries(
+    Object.entries(properties).map(([name, property]) => [name, property['x-sightline-checked-per-item'] === true ? { ...property, items: {} } : property]),
+  );
+  return { ...schema, properties: relaxed };
 }

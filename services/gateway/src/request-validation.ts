@@ -1,10 +1,18 @@
 // Validates query, path and body against the operation's OpenAPI schemas (ajv), so every bad value
 // gets the right problem kind, with `allowed` where the set of values is fixed. Limits above their
 // maximum are clamped rather than refused, as the spec asks.
+//
+// Nothing is coerced behind the client's back: a body is checked exactly as sent (`{"notes": 12345}`
+// is refused, `null` clears a nullable field), and a query string becomes a number or a boolean only
+// where the document types the parameter so. Every string and date passes the kit's input rules
+// (no NUL, no lone surrogate, dates the stores hold, bounded nesting) before any schema is applied.
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { ProblemError, isProblemKind, type ProblemKind } from '@sightline/kit';
+import { addInputFormats, DATE_TIME_RULE, findInputFault, ProblemError, isProblemKind, type ProblemKind } from '@sightline/kit';
 import type { OpenApiDocumentShape, OpenApiParameter, Operation } from './operations';
+
+/** Body properties whose items the owning service checks one by one (partial success). */
+export const PER_ITEM_EXTENSION = 'x-sightline-checked-per-item';
 
 type RawQuery = Record<string, string | string[] | undefined>;
 
@@ -19,6 +27,10 @@ interface CompiledOperation {
   path: ValidateFunction;
   body: ValidateFunction | null;
   queryParams: Map<string, OpenApiParameter>;
+  /** Top-level body properties left to the service's per-item check. */
+  perItem: Set<string>;
+  /** Whether the body schema fills in defaults (ajv then writes into the body, so it is copied first). */
+  bodyHasDefaults: boolean;
 }
 
 const DOCUMENT_ID = 'sightline-openapi';
@@ -26,21 +38,28 @@ const DOCUMENT_ID = 'sightline-openapi';
 export class RequestValidator {
   private readonly ajv: Ajv2020;
   private readonly compiled = new Map<Operation, CompiledOperation>();
+  private readonly components: Record<string, unknown>;
 
   constructor(document: OpenApiDocumentShape) {
+    this.components = (document.components as Record<string, unknown> | undefined) ?? {};
     // verbose: errors carry their schema, so a refused field can be named with the accepted ones.
-    this.ajv = new Ajv2020({ strict: false, coerceTypes: true, useDefaults: true, allErrors: false, verbose: true });
+    this.ajv = new Ajv2020({ strict: false, coerceTypes: false, useDefaults: true, allErrors: false, verbose: true });
     addFormats(this.ajv);
+    addInputFormats(this.ajv);
     this.ajv.addSchema({ $id: DOCUMENT_ID, components: rebaseRefs(document.components ?? {}) });
   }
 
   validate(op: Operation, rawQuery: RawQuery, rawParams: Record<string, string>, rawBody: unknown): ValidatedRequest {
     const compiled = this.compile(op);
+    refuseFault(findInputFault(rawQuery), 'query parameter', compiled.queryParams);
+    refuseFault(findInputFault(rawParams), 'path parameter', new Map(op.parameters.filter((p) => p.in === 'path').map((p) => [p.name, p])));
     const query = this.prepareQuery(compiled, rawQuery);
     if (!compiled.query(query)) throw problemFor(compiled.query.errors ?? [], compiled.queryParams, 'query parameter');
     const params: Record<string, unknown> = { ...rawParams };
-    if (!compiled.path(params)) throw problemFor(compiled.path.errors ?? [], new Map(), 'path parameter');
+    const pathParams = new Map(op.parameters.filter((p) => p.in === 'path').map((p) => [p.name, p]));
+    if (!compiled.path(params)) throw problemFor(compiled.path.errors ?? [], pathParams, 'path parameter');
     let body = rawBody;
+    if (body !== undefined) refuseFault(findInputFault(body, { skip: (path) => compiled.perItem.has(path) }), 'body', new Map());
     if (compiled.body) {
       if (body === undefined) {
         if (op.bodyRequired) {
@@ -50,7 +69,9 @@ export class RequestValidator {
           });
         }
       } else {
-        body = structuredClone(body);
+        // Defaults are written into the body; copy it first so the caller's value stays as sent.
+        // Without defaults (POST /events: 200 events) the copy would be pure cost.
+        if (compiled.bodyHasDefaults) body = structuredClone(body);
         if (!compiled.body(body)) throw problemFor(compiled.body.errors ?? [], new Map(), 'body');
       }
     }
@@ -73,6 +94,12 @@ export class RequestValidator {
       path: this.ajv.compile(objectSchema(pathParams, false)),
       body: op.bodySchema ? this.ajv.compile(rebaseRefs(op.bodySchema) as object) : null,
       queryParams,
+      perItem: new Set(
+        Object.entries((op.bodySchema?.['properties'] as Record<string, Record<string, unknown>> | undefined) ?? {})
+          .filter(([, schema]) => schema[PER_ITEM_EXTENSION] === true)
+          .map(([name]) => name),
+      ),
+      bodyHasDefaults: op.bodySchema ? hasDefaults(op.bodySchema, this.components) : false,
     };
     this.compiled.set(op, compiled);
     return compiled;
@@ -96,7 +123,9 @@ export class RequestValidator {
       if (schema['type'] === 'array') {
         // style=form, explode=false lists are comma-separated; repeatable ones (explode) are not split.
         const split = param.explode === false || (param.style === 'form' && param.explode !== true);
-        out[name] = split ? values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '') : values;
+        const items = split ? values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '') : values;
+        const itemSchema = (schema['items'] as Record<string, unknown> | undefined) ?? {};
+        out[name] = items.map((item) => scalarOf(item, itemSchema, false));
         continue;
       }
       if (values.length > 1) {
@@ -105,15 +134,44 @@ export class RequestValidator {
           remediation: `Send "${name}" once.`,
         });
       }
-      let single: unknown = values[0];
-      const maximum = schema['maximum'];
-      if (param['x-sightline-clamp'] && typeof maximum === 'number' && /^-?\d+$/.test(String(single)) && Number(single) > maximum) {
-        single = String(maximum);
-      }
-      out[name] = single;
+      out[name] = scalarOf(values[0] as string, schema, param['x-sightline-clamp'] === true);
     }
     return out;
   }
+}
+
+// JSON's number syntax: what a client may write for a number in a query string (`50`, `1e9`, `-2.5`).
+const NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
+
+/**
+ * A query string as the document types it: numbers and booleans only where the schema says so
+ * (otherwise the text stays, and the schema refuses it naming the type); a number above the
+ * maximum of a clamped parameter becomes the maximum, however it is written (`5000`, `1e9`).
+ */
+function scalarOf(text: string, schema: Record<string, unknown>, clamp: boolean): unknown {
+  const type = schema['type'];
+  if ((type === 'integer' || type === 'number') && NUMBER.test(text)) {
+    const value = Number(text);
+    const maximum = schema['maximum'];
+    if (clamp && typeof maximum === 'number' && value > maximum) return maximum;
+    return value;
+  }
+  if (type === 'boolean' && (text === 'true' || text === 'false')) return text === 'true';
+  return text;
+}
+
+/** A string the stores cannot hold, or nesting too deep: refused naming where it was. */
+function refuseFault(fault: { path: string; reason: string } | null, where: string, params: Map<string, OpenApiParameter>): void {
+  if (!fault) return;
+  const field = fault.path.split('.')[0] ?? '';
+  const kindName = params.get(field)?.['x-sightline-error-kind'];
+  // A path id that cannot exist is simply not found; other parameters keep their own kind.
+  const kind: ProblemKind = kindName && isProblemKind(kindName) ? kindName : 'invalid-request';
+  const label = where === 'body' ? `Body field "${fault.path}"` : fault.path === '' ? capitalise(where) : `${capitalise(where)} "${fault.path}"`;
+  throw new ProblemError(kind, {
+    detail: `${label} ${fault.reason}.`,
+    remediation: 'Send text as valid UTF-8 without NUL characters, and nest JSON at most 32 levels deep.',
+  });
 }
 
 function problemFor(errors: ErrorObject[], params: Map<string, OpenApiParameter>, where: string): ProblemError {
@@ -155,11 +213,34 @@ function allowedValues(error: ErrorObject): string[] | undefined {
 }
 
 function valueNote(error: ErrorObject): string {
-  return error.data === undefined || typeof error.data === 'object' ? '' : ` (got ${JSON.stringify(error.data)})`;
+  if (error.keyword === 'format' && error.params['format'] === 'date-time') return `: ${DATE_TIME_RULE}${gotNote(error.data)}`;
+  if (error.keyword === 'type') return ` (got ${error.data === null ? 'null' : Array.isArray(error.data) ? 'an array' : typeof error.data === 'object' ? 'an object' : `${typeof error.data} ${JSON.stringify(error.data)}`})`;
+  return gotNote(error.data);
+}
+
+function gotNote(data: unknown): string {
+  if (data === undefined || typeof data === 'object') return '';
+  const text = JSON.stringify(data);
+  return ` (got ${text.length > 80 ? `${text.slice(0, 80)}…` : text})`;
 }
 
 function capitalise(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** Whether a schema, following its `#/components/...` refs, declares a `default` anywhere. */
+export function hasDefaults(schema: unknown, components: Record<string, unknown>, seen = new Set<string>()): boolean {
+  if (Array.isArray(schema)) return schema.some((item) => hasDefaults(item, components, seen));
+  if (!schema || typeof schema !== 'object') return false;
+  const node = schema as Record<string, unknown>;
+  if ('default' in node) return true;
+  const ref = node['$ref'];
+  if (typeof ref === 'string' && ref.startsWith('#/components/') && !seen.has(ref)) {
+    seen.add(ref);
+    const target = ref.slice('#/components/'.length).split('/').reduce<unknown>((at, part) => (at as Record<string, unknown> | undefined)?.[part], components);
+    if (hasDefaults(target, components, seen)) return true;
+  }
+  return Object.entries(node).some(([key, value]) => key !== '$ref' && hasDefaults(value, components, seen));
 }
 
 /** Points local `#/components/...` refs at the registered document so ajv can resolve them. */

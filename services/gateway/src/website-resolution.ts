@@ -1,4 +1,4 @@
-import { ProblemError } from '@sightline/kit';
+import { ProblemError, normaliseDomain } from '@sightline/kit';
 import type { Website } from './accounts.repo';
 
 /**
@@ -31,10 +31,3 @@ export function resolveWebsite(reachable: Website[], requested: unknown): Websit
   });
 }
 
-/** Accepts what people paste: a bare domain, a URL, upper case, a trailing dot or slash. */
-export function normaliseDomain(value: string): string {
-  let domain = value.trim().toLowerCase();
-  domain = domain.replace(/^[a-z][a-z0-9+.-]*:\/\//, '');
-  domain = domain.split('/')[0] ?? domain;
-  return domain.replace(/\.$/, '');
-}
