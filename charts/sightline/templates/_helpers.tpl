@@ -1,5 +1,6 @@
 {{/*
-Names, labels and the shared pieces of every Deployment.
+Names, labels, the checks that stop a render with a clear message, and the shared pieces of every
+Deployment.
 */}}
 
 {{- define "sightline.name" -}}
@@ -37,7 +38,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: sightline
 {{- end }}
 
-{{/* Selector labels of one service's pods. Call with (dict "root" $ "name" $name). */}}
+{{/* Selector labels of one component's pods. Call with (dict "root" $ "name" $name). */}}
 {{- define "sightline.componentSelectorLabels" -}}
 {{ include "sightline.selectorLabels" .root }}
 app.kubernetes.io/component: {{ .name }}
@@ -68,6 +69,21 @@ app.kubernetes.io/component: {{ .name }}
 {{- printf "%s-config" (include "sightline.fullname" .) }}
 {{- end }}
 
+{{/* Names of the objects rendered for managedStores (and of what their operators create). */}}
+{{- define "sightline.pgClusterName" -}}
+{{- printf "%s-pg" (include "sightline.fullname" .) }}
+{{- end }}
+{{- define "sightline.rabbitmqName" -}}
+{{- printf "%s-rabbitmq" (include "sightline.fullname" .) }}
+{{- end }}
+{{/* Altinity names pods chi-<installation>-<cluster>-<shard>-<replica>-0: keep the name short. */}}
+{{- define "sightline.clickhouseName" -}}
+{{- printf "%s-ch" (include "sightline.fullname" . | trunc 30 | trimSuffix "-") }}
+{{- end }}
+{{- define "sightline.redisName" -}}
+{{- printf "%s-redis" (include "sightline.fullname" .) }}
+{{- end }}
+
 {{/*
 The services this release runs, as name -> settings, written into the dict passed as .out:
 every enabled entry of .Values.services, or the single "all" entry in embedded mode.
@@ -90,109 +106,169 @@ Usage: {{- $services := dict }}{{- $_ := include "sightline.collectServices" (di
 {{- if or (eq . "gateway") (eq . "all") }}true{{ end }}
 {{- end }}
 
-{{/*
-Full name of a bundled Bitnami subchart, computed the way its common.names.fullname does.
-Call with (list $ "postgresql").
-*/}}
-{{- define "sightline.depFullname" -}}
-{{- $root := index . 0 }}
-{{- $chart := index . 1 }}
-{{- $vals := index $root.Values $chart }}
-{{- if $vals.fullnameOverride }}
-{{- $vals.fullnameOverride | trunc 63 | trimSuffix "-" }}
-{{- else }}
-{{- $name := default $chart $vals.nameOverride }}
-{{- if contains $name $root.Release.Name }}
-{{- $root.Release.Name | trunc 63 | trimSuffix "-" }}
-{{- else }}
-{{- printf "%s-%s" $root.Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{/* Whether a target seals credentials (CRM tokens, Slack bot tokens) and so gets SIGHTLINE_CREDENTIALS_KEY. */}}
+{{- define "sightline.usesCredentialsKey" -}}
+{{- if or (eq . "crm-sync") (eq . "automations") (eq . "all") }}true{{ end }}
 {{- end }}
+
+{{/* Whether this release runs a service that seals credentials (crm-sync, automations) in any form. */}}
+{{- define "sightline.runsCrmSync" -}}
+{{- if or .Values.embedded.enabled (index .Values.services "crm-sync").enabled .Values.services.automations.enabled }}true{{ end }}
+{{- end }}
+
+{{/* How one store is provided: "managed", "secretKeyRef", "url" or "" (none). Call with (list $ "amqp"). */}}
+{{- define "sightline.storeSource" -}}
+{{- $root := index . 0 }}
+{{- $store := index . 1 }}
+{{- $ext := index $root.Values.externalStores $store }}
+{{- if (index $root.Values.managedStores $store).enabled }}managed
+{{- else if $ext.secretKeyRef.name }}secretKeyRef
+{{- else if $ext.url }}url
 {{- end }}
 {{- end }}
 
 {{/*
-One store URL variable for a store outside the chart: a key in a Secret of the operator's, or the
-url value kept in this chart's Secret under "<store>-url", or nothing (embedded driver).
-Call with (dict "root" $ "store" "amqp" "env" "SIGHTLINE_AMQP_URL").
+Every rule the schema cannot express, checked once per render. Each failure says what to set.
 */}}
-{{- define "sightline.externalStoreEnv" -}}
-{{- $ext := index .root.Values.externalStores .store }}
-{{- if $ext.secretKeyRef.name }}
-- name: {{ .env }}
+{{- define "sightline.validate" -}}
+{{- $v := .Values }}
+{{- /* Ingest replicas share the intake's partitions: more replicas than partitions would sit idle. */}}
+{{- $ingest := index $v.services "ingest" }}
+{{- if and $ingest $ingest.enabled (not $v.embedded.enabled) }}
+{{- if gt (int $ingest.replicas) (int $v.config.busPartitions) }}
+{{- fail (printf "services.ingest.replicas (%d) is more than config.busPartitions (%d): ingest replicas share the intake's partitions, so at most one replica per partition can work; raise config.busPartitions (with ingestion drained) or lower the replicas" (int $ingest.replicas) (int $v.config.busPartitions)) }}
+{{- end }}
+{{- if and $ingest.autoscaling.enabled (gt (int $ingest.autoscaling.maxReplicas) (int $v.config.busPartitions)) }}
+{{- fail (printf "services.ingest.autoscaling.maxReplicas (%d) is more than config.busPartitions (%d): ingest replicas share the intake's partitions, so at most one replica per partition can work" (int $ingest.autoscaling.maxReplicas) (int $v.config.busPartitions)) }}
+{{- end }}
+{{- end }}
+{{- $stores := list "amqp" "postgres" "clickhouse" "redis" }}
+{{- /* Secrets: never generated, so they must come from values or from a Secret you manage. */}}
+{{- if not $v.secrets.existingSecret }}
+{{- range $field := list "adminToken" "cursorSecret" }}
+{{- if not (index $v.secrets $field) }}
+{{- fail (printf "secrets.%s is required (16+ characters, for example `openssl rand -hex 32`), or name a Secret you manage in secrets.existingSecret; the chart never generates secrets, so renders stay stable under helm template, Argo CD and Flux" $field) }}
+{{- end }}
+{{- end }}
+{{- if and (include "sightline.runsCrmSync" .) (not $v.secrets.credentialsKey) }}
+{{- fail "secrets.credentialsKey is required while crm-sync or automations runs (16+ characters, for example `openssl rand -hex 32`; keep it for the life of the install: CRM and Slack tokens are sealed under it), or name a Secret you manage in secrets.existingSecret" }}
+{{- end }}
+{{- end }}
+{{- if $v.embedded.enabled }}
+{{- range $store := $stores }}
+{{- $ext := index $v.externalStores $store }}
+{{- if or (index $v.managedStores $store).enabled $ext.url $ext.secretKeyRef.name }}
+{{- fail (printf "embedded mode runs its own %s store: leave externalStores.%s and managedStores.%s unset, or set embedded.enabled=false" $store $store $store) }}
+{{- end }}
+{{- end }}
+{{- else }}
+{{- range $store := $stores }}
+{{- $ext := index $v.externalStores $store }}
+{{- $managed := (index $v.managedStores $store).enabled }}
+{{- if and $managed (or $ext.url $ext.secretKeyRef.name) }}
+{{- fail (printf "%s is set twice: use managedStores.%s.enabled or externalStores.%s, not both" $store $store $store) }}
+{{- end }}
+{{- if and $ext.secretKeyRef.name (not $ext.secretKeyRef.key) }}
+{{- fail (printf "externalStores.%s.secretKeyRef.key is required with secretKeyRef.name" $store) }}
+{{- end }}
+{{- if and $ext.url (not $ext.secretKeyRef.name) $v.secrets.existingSecret }}
+{{- fail (printf "externalStores.%s.url is kept in the chart's Secret, which is not created when secrets.existingSecret is set: put the URL in your Secret and use externalStores.%s.secretKeyRef" $store $store) }}
+{{- end }}
+{{- if not (include "sightline.storeSource" (list $ $store)) }}
+{{- fail (printf "distributed mode needs a %s server: set externalStores.%s.url or externalStores.%s.secretKeyRef, or enable managedStores.%s (or run embedded.enabled=true)" $store $store $store $store) }}
+{{- end }}
+{{- end }}
+{{- range $store := list "clickhouse" "redis" }}
+{{- $m := index $v.managedStores $store }}
+{{- if $m.enabled }}
+{{- if and (not $m.existingSecret.name) (not $m.password) }}
+{{- fail (printf "managedStores.%s needs a password: set managedStores.%s.password (URL-safe, 16+ characters) or managedStores.%s.existingSecret" $store $store $store) }}
+{{- end }}
+{{- if and $m.existingSecret.name (not $m.existingSecret.key) }}
+{{- fail (printf "managedStores.%s.existingSecret.key is required with existingSecret.name" $store) }}
+{{- end }}
+{{- if and $m.password (not $m.existingSecret.name) $v.secrets.existingSecret }}
+{{- fail (printf "managedStores.%s.password is kept in the chart's Secret, which is not created when secrets.existingSecret is set: use managedStores.%s.existingSecret" $store $store) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* A password of a managed store: the Secret and key holding it. Call with (list $ "redis"). */}}
+{{- define "sightline.managedPasswordRef" -}}
+{{- $root := index . 0 }}
+{{- $store := index . 1 }}
+{{- $m := index $root.Values.managedStores $store }}
+{{- if $m.existingSecret.name }}
+name: {{ $m.existingSecret.name }}
+key: {{ $m.existingSecret.key }}
+{{- else }}
+name: {{ include "sightline.secretName" $root }}
+key: {{ $store }}-password
+{{- end }}
+{{- end }}
+
+{{/*
+The bus and store URLs of a distributed process, as env entries. A URL built from an operator's
+or a managed store's password reads the password into a helper variable first; Kubernetes expands
+$(VAR) in a later value of the same container.
+*/}}
+{{- define "sightline.storeEnv" -}}
+{{- $root := . }}
+{{- $ns := .Release.Namespace }}
+{{- range $store, $env := dict "amqp" "SIGHTLINE_AMQP_URL" "postgres" "SIGHTLINE_POSTGRES_URL" "clickhouse" "SIGHTLINE_CLICKHOUSE_URL" "redis" "SIGHTLINE_REDIS_URL" }}
+{{- $source := include "sightline.storeSource" (list $root $store) }}
+{{- $ext := index $root.Values.externalStores $store }}
+{{- if eq $source "secretKeyRef" }}
+- name: {{ $env }}
   valueFrom:
     secretKeyRef:
       name: {{ $ext.secretKeyRef.name }}
       key: {{ $ext.secretKeyRef.key }}
-{{- else if $ext.url }}
-- name: {{ .env }}
+{{- else if eq $source "url" }}
+- name: {{ $env }}
   valueFrom:
     secretKeyRef:
-      name: {{ include "sightline.secretName" .root }}
-      key: {{ .store }}-url
-{{- end }}
-{{- end }}
-
-{{/*
-The bus and store URLs. For a bundled subchart the password comes from the subchart's Secret into
-a helper variable first, and Kubernetes expands $(VAR) in the URL that follows it, so generated
-passwords work without copying them into values. Generated Bitnami passwords are alphanumeric and
-need no URL escaping; escape any password you set yourself.
-*/}}
-{{- define "sightline.storeEnv" -}}
-{{- $root := . }}
-{{- if .Values.rabbitmq.enabled }}
-{{- $auth := .Values.rabbitmq.auth }}
+      name: {{ include "sightline.secretName" $root }}
+      key: {{ $store }}-url
+{{- else if and (eq $source "managed") (eq $store "postgres") }}
+{{- /* CloudNativePG writes a complete connection URI for the database owner. */}}
+- name: {{ $env }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "sightline.pgClusterName" $root }}-app
+      key: uri
+{{- else if and (eq $source "managed") (eq $store "amqp") }}
+{{- /* The operator's default user; both values are URL-safe base64 it generates. */}}
+{{- $name := include "sightline.rabbitmqName" $root }}
+- name: RABBITMQ_USERNAME
+  valueFrom:
+    secretKeyRef:
+      name: {{ $name }}-default-user
+      key: username
 - name: RABBITMQ_PASSWORD
   valueFrom:
     secretKeyRef:
-      name: {{ default (include "sightline.depFullname" (list $root "rabbitmq")) $auth.existingPasswordSecret }}
-      key: {{ default "rabbitmq-password" $auth.existingSecretPasswordKey }}
-- name: SIGHTLINE_AMQP_URL
-  value: {{ printf "amqp://%s:$(RABBITMQ_PASSWORD)@%s:5672" $auth.username (include "sightline.depFullname" (list $root "rabbitmq")) | quote }}
-{{- else }}
-{{- include "sightline.externalStoreEnv" (dict "root" $root "store" "amqp" "env" "SIGHTLINE_AMQP_URL") }}
-{{- end }}
-{{- if .Values.postgresql.enabled }}
-{{- $auth := .Values.postgresql.auth }}
-- name: POSTGRES_PASSWORD
-  valueFrom:
-    secretKeyRef:
-      name: {{ default (include "sightline.depFullname" (list $root "postgresql")) $auth.existingSecret }}
-      key: {{ (($auth.secretKeys | default dict).userPasswordKey) | default "password" }}
-- name: SIGHTLINE_POSTGRES_URL
-  value: {{ printf "postgres://%s:$(POSTGRES_PASSWORD)@%s:5432/%s" $auth.username (include "sightline.depFullname" (list $root "postgresql")) $auth.database | quote }}
-{{- else }}
-{{- include "sightline.externalStoreEnv" (dict "root" $root "store" "postgres" "env" "SIGHTLINE_POSTGRES_URL") }}
-{{- end }}
-{{- if .Values.clickhouse.enabled }}
-{{- $auth := .Values.clickhouse.auth }}
+      name: {{ $name }}-default-user
+      key: password
+- name: {{ $env }}
+  value: {{ printf "amqp://$(RABBITMQ_USERNAME):$(RABBITMQ_PASSWORD)@%s.%s.svc:5672" $name $ns | quote }}
+{{- else if and (eq $source "managed") (eq $store "clickhouse") }}
 - name: CLICKHOUSE_PASSWORD
   valueFrom:
     secretKeyRef:
-      name: {{ default (include "sightline.depFullname" (list $root "clickhouse")) $auth.existingSecret }}
-      key: {{ default "admin-password" $auth.existingSecretKey }}
-- name: SIGHTLINE_CLICKHOUSE_URL
-  value: {{ printf "http://%s:$(CLICKHOUSE_PASSWORD)@%s:8123" $auth.username (include "sightline.depFullname" (list $root "clickhouse")) | quote }}
-{{- else }}
-{{- include "sightline.externalStoreEnv" (dict "root" $root "store" "clickhouse" "env" "SIGHTLINE_CLICKHOUSE_URL") }}
-{{- end }}
-{{- if .Values.redis.enabled }}
-{{- $auth := .Values.redis.auth }}
-{{- $host := printf "%s-master" (include "sightline.depFullname" (list $root "redis")) }}
-{{- if $auth.enabled }}
+      {{- include "sightline.managedPasswordRef" (list $root "clickhouse") | trim | nindent 6 }}
+- name: {{ $env }}
+  value: {{ printf "http://%s:$(CLICKHOUSE_PASSWORD)@clickhouse-%s.%s.svc:8123" $root.Values.managedStores.clickhouse.username (include "sightline.clickhouseName" $root) $ns | quote }}
+{{- else if and (eq $source "managed") (eq $store "redis") }}
 - name: REDIS_PASSWORD
   valueFrom:
     secretKeyRef:
-      name: {{ default (include "sightline.depFullname" (list $root "redis")) $auth.existingSecret }}
-      key: {{ default "redis-password" $auth.existingSecretPasswordKey }}
-- name: SIGHTLINE_REDIS_URL
-  value: {{ printf "redis://:$(REDIS_PASSWORD)@%s:6379" $host | quote }}
-{{- else }}
-- name: SIGHTLINE_REDIS_URL
-  value: {{ printf "redis://%s:6379" $host | quote }}
+      {{- include "sightline.managedPasswordRef" (list $root "redis") | trim | nindent 6 }}
+- name: {{ $env }}
+  value: {{ printf "redis://:$(REDIS_PASSWORD)@%s.%s.svc:6379" (include "sightline.redisName" $root) $ns | quote }}
 {{- end }}
-{{- else }}
-{{- include "sightline.externalStoreEnv" (dict "root" $root "store" "redis" "env" "SIGHTLINE_REDIS_URL") }}
 {{- end }}
 {{- end }}
 
