@@ -3,17 +3,12 @@
 // memberships arrive as crm-sync would publish them. Every analytics endpoint is then read through
 // the gateway, errors included. Written once, run on both driver profiles.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createLogger, defineModule, loadConfig, startModules, type Bus, type Envelope, type RunningProcess } from '@sightline/kit';
-import type { MessagePayloads } from '@sightline/proto-schemas';
-import { createAttributionModule } from '@sightline/service-attribution';
-import { createGatewayModule } from '@sightline/service-gateway';
-import { createIngestModule } from '@sightline/service-ingest';
+import { defineStandIn, type Envelope, type PublishInputOf, type RunningProcess, type ServiceBus } from '@sightline/kit';
+import type { MessagePayloads, PublishedBy } from '@sightline/proto-schemas';
 import { adminOf } from './admin-client';
 import { sendVisit } from './collect-client';
 import type { DriverProfile } from './ingest.suite';
+import { startStack, type Stack } from './stack';
 
 type Json = Record<string, unknown>;
 type Row = Record<string, unknown>;
@@ -28,12 +23,12 @@ export function describeAnalytics(profileName: string, makeProfile: () => Promis
   describe(`analytics reads (${profileName})`, () => {
     let proc: RunningProcess;
     let profile: DriverProfile;
-    let dataDir: string;
+    let stack: Stack;
     let base: string;
     let key: string;
     let publicId: string;
     let website: { id: string; workspace_id: string };
-    let bus: Bus;
+    let bus: ServiceBus<'crm-sync'>;
     const now = Date.now();
     const window = `from=${encodeURIComponent(new Date(now - 24 * HOUR).toISOString())}&to=${encodeURIComponent(new Date(now + HOUR).toISOString())}`;
     const companyId = randomUUID();
@@ -41,7 +36,7 @@ export function describeAnalytics(profileName: string, makeProfile: () => Promis
     const conversions: MessagePayloads['conversion.created'][] = [];
 
     // Stands in for crm-sync: publishes what its connectors would.
-    const crmSync = defineModule({
+    const crmSync = defineStandIn({
       name: 'crm-sync',
       needs: {},
       async create(ctx) {
@@ -50,15 +45,15 @@ export function describeAnalytics(profileName: string, makeProfile: () => Promis
       },
     });
     // Stands in for the change feed, to learn contact ids as a client would.
-    const feed = defineModule({
+    const feed = defineStandIn({
       name: 'changefeed',
       needs: {},
       async create() {
         return { consumers: { 'conversion.created': async (e: Envelope) => void conversions.push(e.payload as MessagePayloads['conversion.created']) } };
       },
     });
-    const publish = async <T extends keyof MessagePayloads>(type: T, payload: MessagePayloads[T]): Promise<void> => {
-      await bus.publishMany([{ type, workspace_id: website.workspace_id, website_id: website.id, source: 'crm-sync', payload }]);
+    const publish = async <T extends PublishedBy<'crm-sync'>>(type: T, payload: MessagePayloads[T]): Promise<void> => {
+      await bus.publish({ type, workspace_id: website.workspace_id, website_id: website.id, source: 'crm-sync', payload } as PublishInputOf<T>);
     };
 
     const get = async (path: string): Promise<Reply> => {
@@ -73,23 +68,17 @@ export function describeAnalytics(profileName: string, makeProfile: () => Promis
       }
     };
     const visit = async (aid: string, minutesAgo: number, url: string, referrer: string | null): Promise<void> => {
-      expect(await sendVisit(base, publicId, { aid, at: now - minutesAgo * 60_000, url, referrer })).toBe(202);
+      expect(await sendVisit(base, publicId, { aid, at: now - minutesAgo * 60_000, url, referrer, key })).toBe(202);
     };
 
     beforeAll(async () => {
       profile = await makeProfile();
-      dataDir = mkdtempSync(join(tmpdir(), 'sightline-analytics-'));
-      proc = await startModules({
-        config: loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'silent', ...profile.env }),
-        logger: createLogger({ level: 'silent' }),
-        modules: [
-          createGatewayModule({ availableServices: ['gateway', 'ingest', 'attribution', 'crm-sync'], demo: false }),
-          createIngestModule(),
-          createAttributionModule(),
-          crmSync,
-          feed,
-        ],
+      stack = await startStack({
+        targets: ['gateway', 'ingest', 'attribution'],
+        standIns: [crmSync, feed],
+        env: { ...profile.env },
       });
+      proc = stack.proc;
       base = `http://127.0.0.1:${proc.publicPort}`;
       const admin = adminOf(proc);
       const ws = await admin('/workspaces', { name: 'Analytics', plan: 'internal', timezone: 'UTC', currency: 'EUR' });
@@ -149,9 +138,8 @@ export function describeAnalytics(profileName: string, makeProfile: () => Promis
     }, 180_000);
 
     afterAll(async () => {
-      await proc?.stop();
+      await stack?.stop();
       await profile?.cleanup();
-      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     }, 60_000);
 
     it('GET /v1/metrics: the dashboard by channel with window totals', async () => {

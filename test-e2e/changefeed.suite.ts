@@ -1,31 +1,19 @@
 // GET /v1/changes through the real gateway, with conversions written by POST /v1/events through
-// ingest: written once, run on the embedded profile and on RabbitMQ + PostgreSQL + Redis.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createLogger, loadConfig, startModules, type RunningProcess } from '@sightline/kit';
+// ingest: written once, run on the embedded profile and on RabbitMQ + PostgreSQL + Redis. Every call
+// goes through the typed client generated from the OpenAPI document (@sightline/client).
+import { createSightlineClient, pages, type Schemas, type SightlineClient } from '@sightline/client';
+import type { RunningProcess } from '@sightline/kit';
 import { createChangefeedModule } from '@sightline/service-changefeed';
-import { createGatewayModule } from '@sightline/service-gateway';
-import { createIngestModule } from '@sightline/service-ingest';
 import { adminOf } from './admin-client';
+import { startStack, type Stack } from './stack';
 
 export interface DriverProfile {
   env: Record<string, string>;
   cleanup(): Promise<void>;
 }
 
-interface Change {
-  id: string;
-  type: string;
-  source: string;
-  object_id?: string;
-  data: Record<string, unknown>;
-}
-interface ChangesPage {
-  changes: Change[];
-  next_cursor: string;
-  meta: { has_more: boolean };
-}
+type Change = Schemas['Change'];
+type ChangesQuery = { since?: string; cursor?: string; limit?: number };
 
 const DAY_MS = 86_400_000;
 
@@ -33,72 +21,68 @@ export function describeChangefeed(profileName: string, makeProfile: () => Promi
   describe(`change feed (${profileName})`, () => {
     let proc: RunningProcess;
     let profile: DriverProfile;
-    let dataDir: string;
+    let stack: Stack;
     let base: string;
-    let writer: { key: string; key_id: string };
-    let otherSite: { key: string; key_id: string };
+    let writer: { key: string; key_id: string; client: SightlineClient };
+    let otherSite: { key: string; key_id: string; client: SightlineClient };
     let websiteId: string;
     let workspaceId: string;
     let clockOffsetMs = 0;
     let named = 0;
 
-    const getChanges = async (query: Record<string, string>, key = writer.key) => {
-      const r = await fetch(`${base}/v1/changes?${new URLSearchParams(query).toString()}`, { headers: { authorization: `Bearer ${key}` } });
-      return { status: r.status, body: (await r.json()) as ChangesPage & Record<string, unknown> };
+    const getChanges = async (query: ChangesQuery, client = writer.client) => {
+      const { data, error, response } = await client.GET('/v1/changes', { params: { query } });
+      // A refusal is a problem document (Record-typed for the assertions on `type` and `remediation`).
+      const body = { changes: [] as Change[], next_cursor: '', meta: { has_more: false }, ...(data ?? {}), ...((error ?? {}) as Record<string, unknown>) };
+      return { status: response.status, body: body as typeof body & Record<string, unknown> & { changes: Change[] } };
     };
-    const postConversions = async (names: string[], key = writer.key) => {
-      const r = await fetch(`${base}/v1/events`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ events: names.map((name) => ({ event_type: 'conversion', event_name: name, email: `${name}@example.com`, revenue: 10, currency: 'EUR' })) }),
+    const postConversions = async (names: string[], client = writer.client) => {
+      const { data, response } = await client.POST('/v1/events', {
+        body: { events: names.map((name) => ({ event_type: 'conversion', event_name: name, email: `${name}@example.com`, revenue: 10, currency: 'EUR' })) },
       });
-      expect(r.status).toBe(200);
-      expect(((await r.json()) as { accepted: number }).accepted).toBe(names.length);
+      expect(response.status).toBe(200);
+      expect(data?.accepted).toBe(names.length);
     };
     const uniqueNames = (count: number) => Array.from({ length: count }, () => `cf_${profileName.length}_${++named}`);
     /** Pages like a client: while has_more, keeping the cursor only after the page is applied. */
     const poll = async (cursor: string | null, limit: number, seen: Change[]): Promise<string> => {
-      let current = cursor;
-      for (;;) {
-        const { status, body } = await getChanges({ limit: String(limit), ...(current ? { cursor: current } : { since: new Date(Date.now() - 3_600_000).toISOString() }) });
-        expect(status).toBe(200);
-        seen.push(...body.changes);
-        current = body.next_cursor;
-        if (!body.meta.has_more) return current;
+      let current = cursor ?? '';
+      const query = { limit, ...(cursor ? { cursor } : { since: new Date(Date.now() - 3_600_000).toISOString() }) };
+      // The client's pager stops when meta.has_more is false; the last page still carries the cursor to resume from.
+      for await (const page of pages(writer.client, '/v1/changes', { params: { query } })) {
+        seen.push(...page.changes);
+        current = page.next_cursor;
       }
+      return current;
     };
     const eventNames = (changes: Change[]) => changes.map((c) => String(c.data['event_name']));
 
     beforeAll(async () => {
       profile = await makeProfile();
-      dataDir = mkdtempSync(join(tmpdir(), 'sightline-changefeed-'));
-      const config = loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'silent', ...profile.env });
-      proc = await startModules({
-        config,
-        logger: createLogger({ level: 'silent' }),
-        modules: [
-          createGatewayModule({ availableServices: ['gateway', 'ingest', 'changefeed'], demo: false }),
-          createIngestModule(),
-          createChangefeedModule({ now: () => new Date(Date.now() + clockOffsetMs) }),
-        ],
+      // The change feed runs with a movable clock (retention), beside the registry's gateway and ingest.
+      stack = await startStack({
+        targets: ['gateway', 'ingest'],
+        standIns: [createChangefeedModule({ now: () => new Date(Date.now() + clockOffsetMs) })],
+        env: profile.env,
       });
+      proc = stack.proc;
       base = `http://127.0.0.1:${proc.publicPort}`;
       const admin = adminOf(proc);
       const ws = await admin('/workspaces', { name: 'Changes', plan: 'internal', currency: 'EUR' });
       workspaceId = String(ws['id']);
       websiteId = String((await admin(`/workspaces/${workspaceId}/websites`, { domain: 'feed.test' }))['id']);
       const created = await admin('/keys', { workspace_id: workspaceId });
-      writer = { key: String(created['key']), key_id: String(created['key_id']) };
+      const clientOf = (key: string) => createSightlineClient({ baseUrl: base, apiKey: key, retry: { maxAttempts: 1 } });
+      writer = { key: String(created['key']), key_id: String(created['key_id']), client: clientOf(String(created['key'])) };
       const ws2 = await admin('/workspaces', { name: 'Other', plan: 'internal', currency: 'EUR' });
       await admin(`/workspaces/${ws2['id']}/websites`, { domain: 'other.test' });
       const created2 = await admin('/keys', { workspace_id: ws2['id'] });
-      otherSite = { key: String(created2['key']), key_id: String(created2['key_id']) };
+      otherSite = { key: String(created2['key']), key_id: String(created2['key_id']), client: clientOf(String(created2['key'])) };
     }, 120_000);
 
     afterAll(async () => {
-      await proc?.stop();
+      await stack?.stop();
       await profile?.cleanup();
-      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     }, 60_000);
 
     afterEach(() => {
@@ -144,7 +128,7 @@ export function describeChangefeed(profileName: string, makeProfile: () => Promi
       expect(kept.filter((c) => own.includes(String(c.data['event_name'])))).toEqual([]);
       expect(all.filter((c) => own.includes(String(c.data['event_name']))).every((c) => c.source === `api:${writer.key_id}`)).toBe(true);
       // Another website's feed holds none of these.
-      const other = await getChanges({}, otherSite.key);
+      const other = await getChanges({}, otherSite.client);
       expect(other.status).toBe(200);
       expect(other.body.changes).toEqual([]);
     });
@@ -158,7 +142,7 @@ export function describeChangefeed(profileName: string, makeProfile: () => Promi
         const batch = uniqueNames(3);
         written.push(...batch);
         await postConversions(batch);
-        const { body } = await getChanges(cursor ? { cursor, limit: '2' } : { since: new Date(Date.now() - 3_600_000).toISOString(), limit: '2' });
+        const { body } = await getChanges(cursor ? { cursor, limit: 2 } : { since: new Date(Date.now() - 3_600_000).toISOString(), limit: 2 });
         seen.push(...body.changes);
         cursor = body.next_cursor;
       }
@@ -174,7 +158,7 @@ export function describeChangefeed(profileName: string, makeProfile: () => Promi
     });
 
     it('a tampered cursor is 400 invalid-request; since or a cursor past retention is 400 with a full-read remediation', async () => {
-      const { body } = await getChanges({ limit: '1' });
+      const { body } = await getChanges({ limit: 1 });
       const tampered = `${body.next_cursor.slice(0, -2)}${body.next_cursor.endsWith('AA') ? 'BB' : 'AA'}`;
       const bad = await getChanges({ cursor: tampered });
       expect(bad.status).toBe(400);

@@ -7,15 +7,11 @@
 // goes away (connections dropped, new ones refused) and comes back, while tests running beside
 // this one on the same shared broker are not disturbed (a real `rabbitmqctl stop_app` would be).
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createLogger, defineModule, loadConfig, startModules, type Envelope, type RunningProcess } from '@sightline/kit';
+import { defineStandIn, type Envelope, type RunningProcess } from '@sightline/kit';
 import { distributedServers } from '@sightline/kit/testing/servers';
 import { startTcpProxy, type TcpProxy } from '@sightline/kit/testing/tcp-proxy';
 import { MESSAGE_EXAMPLES, type ConversionCreatedV1 } from '@sightline/proto-schemas';
-import { createContactsModule } from '@sightline/service-contacts';
-import { createGatewayModule } from '@sightline/service-gateway';
+import { startStack, type Stack } from './stack';
 
 const SERVICES = ['gateway', 'contacts', 'changefeed'];
 
@@ -32,7 +28,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T 
 describe('contacts outbox across a RabbitMQ outage', () => {
   let proc: RunningProcess;
   let cleanup: (() => Promise<void>) | undefined;
-  let dataDir: string;
+  let stack: Stack;
   let base: string;
   let adminBase: string;
   let adminToken: string;
@@ -58,8 +54,7 @@ describe('contacts outbox across a RabbitMQ outage', () => {
     const amqp = new URL(servers.amqpUrl);
     broker = await startTcpProxy({ host: amqp.hostname, port: Number(amqp.port) });
     amqp.port = String(broker.port);
-    dataDir = mkdtempSync(join(tmpdir(), 'sightline-contacts-outbox-'));
-    const recorder = defineModule({
+    const recorder = defineStandIn({
       name: 'changefeed',
       needs: {},
       async create() {
@@ -67,20 +62,17 @@ describe('contacts outbox across a RabbitMQ outage', () => {
         return { consumers: { 'conversion.value_changed': record, 'conversion.updated': record, 'stage.changed': record, 'outcome.writeback_requested': record } };
       },
     });
-    proc = await startModules({
-      config: loadConfig({
-        SIGHTLINE_PORT: '0',
-        SIGHTLINE_ADMIN_PORT: '0',
-        SIGHTLINE_DATA_DIR: dataDir,
-        SIGHTLINE_LOG_LEVEL: 'silent',
+    stack = await startStack({
+      targets: ['gateway', 'contacts'],
+      standIns: [recorder],
+      env: {
         SIGHTLINE_POSTGRES_URL: servers.postgresUrl,
         SIGHTLINE_REDIS_URL: servers.redisUrl,
         SIGHTLINE_AMQP_URL: amqp.toString(),
         SIGHTLINE_BUS_NAMESPACE: servers.busNamespace,
-      }),
-      logger: createLogger({ level: 'silent' }),
-      modules: [createGatewayModule({ availableServices: SERVICES, demo: false }), createContactsModule(), recorder],
+      },
     });
+    proc = stack.proc;
     base = `http://127.0.0.1:${proc.publicPort}`;
     adminBase = `http://127.0.0.1:${proc.adminPort}`;
     adminToken = proc.settings.adminToken;
@@ -93,10 +85,9 @@ describe('contacts outbox across a RabbitMQ outage', () => {
   }, 120_000);
 
   afterAll(async () => {
-    await proc?.stop();
+    await stack?.stop();
     await broker?.close();
     await cleanup?.();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   }, 60_000);
 
   it('publishes each change exactly once after the broker comes back', async () => {

@@ -1,15 +1,10 @@
 // Contacts through the public paths: conversions sent with POST /v1/events reach the ledger via
 // ingest, and are read and written with GET/PATCH /v1/contacts (and /v1/conversions) through the
 // gateway. Written once, run on both driver profiles. A stand-in `changefeed` records the changes.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createLogger, defineModule, loadConfig, startModules, type Envelope, type RunningProcess } from '@sightline/kit';
-import { createContactsModule } from '@sightline/service-contacts';
-import { createGatewayModule } from '@sightline/service-gateway';
-import { createIngestModule } from '@sightline/service-ingest';
+import { defineStandIn, type Envelope, type RunningProcess } from '@sightline/kit';
 import type { DriverProfile } from './ingest.suite';
 import { adminOf } from './admin-client';
+import { startStack, type Stack } from './stack';
 
 type Json = Record<string, unknown>;
 interface Reply {
@@ -22,14 +17,14 @@ export function describeContacts(profileName: string, makeProfile: () => Promise
   describe(`contacts (${profileName})`, () => {
     let proc: RunningProcess;
     let profile: DriverProfile;
-    let dataDir: string;
+    let stack: Stack;
     let base: string;
     let fullKey: string;
     let fullKeyId: string;
     let maskedKey: string;
     const changes: Envelope[] = [];
 
-    const recorder = defineModule({
+    const recorder = defineStandIn({
       name: 'changefeed',
       needs: {},
       async create() {
@@ -67,13 +62,8 @@ export function describeContacts(profileName: string, makeProfile: () => Promise
 
     beforeAll(async () => {
       profile = await makeProfile();
-      dataDir = mkdtempSync(join(tmpdir(), 'sightline-contacts-'));
-      const config = loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'silent', ...profile.env });
-      proc = await startModules({
-        config,
-        logger: createLogger({ level: 'silent' }),
-        modules: [createGatewayModule({ availableServices: ['gateway', 'ingest', 'contacts', 'changefeed'], demo: false }), createIngestModule(), createContactsModule(), recorder],
-      });
+      stack = await startStack({ targets: ['gateway', 'ingest', 'contacts'], standIns: [recorder], env: profile.env });
+      proc = stack.proc;
       base = `http://127.0.0.1:${proc.publicPort}`;
       const admin = adminOf(proc);
       const ws = await admin('/workspaces', { name: 'Contacts', plan: 'internal', timezone: 'Europe/Berlin', currency: 'EUR' });
@@ -85,9 +75,8 @@ export function describeContacts(profileName: string, makeProfile: () => Promise
     }, 120_000);
 
     afterAll(async () => {
-      await proc?.stop();
+      await stack?.stop();
       await profile?.cleanup();
-      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     }, 60_000);
 
     it('lists conversions sent as events; /conversions answers the identical body', async () => {

@@ -6,18 +6,11 @@
 // /pipelines, /companies and /accounts, the deal and company journeys, and the deal changes are
 // read through the gateway. Written once, run on both driver profiles.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createLogger, loadConfig, startModules, type RunningProcess } from '@sightline/kit';
-import { createAttributionModule } from '@sightline/service-attribution';
-import { createChangefeedModule } from '@sightline/service-changefeed';
-import { createCrmSyncModule } from '@sightline/service-crm-sync';
-import { createGatewayModule } from '@sightline/service-gateway';
-import { createIngestModule } from '@sightline/service-ingest';
+import type { RunningProcess } from '@sightline/kit';
 import { adminOf } from './admin-client';
 import { sendVisit } from './collect-client';
 import type { DriverProfile } from './ingest.suite';
+import { startStack, type Stack } from './stack';
 
 type Json = Record<string, unknown>;
 type Row = Json;
@@ -33,7 +26,7 @@ export function describeCrm(profileName: string, makeProfile: () => Promise<Driv
   describe(`CRM reads (${profileName})`, () => {
     let proc: RunningProcess;
     let profile: DriverProfile;
-    let dataDir: string;
+    let stack: Stack;
     let base: string;
     let key: string;
     let narrowKey: string;
@@ -66,7 +59,7 @@ export function describeCrm(profileName: string, makeProfile: () => Promise<Driv
       expect({ kind, status: response.status, accepted: result['accepted'] }).toEqual({ kind, status: 200, accepted: rows.length });
     };
     const visit = async (aid: string, minutesAgo: number, url: string, referrer: string | null): Promise<void> => {
-      expect(await sendVisit(base, publicId, { aid, at: now - minutesAgo * MINUTE, url, referrer })).toBe(202);
+      expect(await sendVisit(base, publicId, { aid, at: now - minutesAgo * MINUTE, url, referrer, key })).toBe(202);
     };
     const dealsByCrmId = async (query = '', withKey = key): Promise<Record<string, Row>> => {
       const r = await get(`/v1/deals?limit=200${query}`, withKey);
@@ -76,18 +69,11 @@ export function describeCrm(profileName: string, makeProfile: () => Promise<Driv
 
     beforeAll(async () => {
       profile = await makeProfile();
-      dataDir = mkdtempSync(join(tmpdir(), 'sightline-crm-'));
-      proc = await startModules({
-        config: loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'silent', ...profile.env }),
-        logger: createLogger({ level: 'silent' }),
-        modules: [
-          createGatewayModule({ availableServices: SERVICES, demo: false }),
-          createIngestModule(),
-          createAttributionModule(),
-          createCrmSyncModule(),
-          createChangefeedModule(),
-        ],
+      stack = await startStack({
+        targets: ['gateway', 'ingest', 'attribution', 'crm-sync', 'changefeed'],
+        env: { ...profile.env },
       });
+      proc = stack.proc;
       base = `http://127.0.0.1:${proc.publicPort}`;
       const admin = adminOf(proc);
       const ws = await admin('/workspaces', { name: 'CRM', plan: 'internal', timezone: 'UTC', currency: 'EUR' });
@@ -99,9 +85,8 @@ export function describeCrm(profileName: string, makeProfile: () => Promise<Driv
     }, 180_000);
 
     afterAll(async () => {
-      await proc?.stop();
+      await stack?.stop();
       await profile?.cleanup();
-      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     }, 60_000);
 
     it('answers 409 crm-not-connected before any CRM data, on every CRM read', async () => {

@@ -1,48 +1,33 @@
 // A conversion sent with POST /v1/events, carrying an email and the anonymous id that browsed
 // earlier, appears with that browsing as its journey (GET /v1/contacts/{id}/journey); one sent with
 // no identity is a conversion without a source. Gateway, ingest and attribution in one process.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createLogger, defineModule, loadConfig, startModules, type Envelope, type RunningProcess } from '@sightline/kit';
+import { defineStandIn, type Envelope, type RunningProcess } from '@sightline/kit';
 import type { ConversionCreatedV1 } from '@sightline/proto-schemas';
-import { createAttributionModule, OutcomesRepo } from '@sightline/service-attribution';
-import { createContactsModule } from '@sightline/service-contacts';
-import { createGatewayModule } from '@sightline/service-gateway';
-import { createIngestModule } from '@sightline/service-ingest';
+import { OutcomesRepo } from '@sightline/service-attribution';
 import { adminOf } from './admin-client';
 import { sendVisit } from './collect-client';
+import { startStack, type Stack } from './stack';
 
 
 describe('journeys of conversions sent by POST /v1/events (embedded)', () => {
   let proc: RunningProcess;
-  let dataDir: string;
+  let stack: Stack;
   let base: string;
   let key: string;
   let publicId: string;
   const conversions: ConversionCreatedV1[] = [];
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'sightline-journey-'));
     // Stands in for the change feed, to learn the contact ids as a client would from it.
-    const feed = defineModule({
+    const feed = defineStandIn({
       name: 'changefeed',
       needs: {},
       async create() {
         return { consumers: { 'conversion.created': async (e: Envelope) => void conversions.push(e.payload as ConversionCreatedV1) } };
       },
     });
-    proc = await startModules({
-      config: loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'silent' }),
-      logger: createLogger({ level: 'silent' }),
-      modules: [
-        createGatewayModule({ availableServices: ['gateway', 'ingest', 'attribution', 'contacts', 'changefeed'], demo: false }),
-        createIngestModule(),
-        createAttributionModule(),
-        createContactsModule(),
-        feed,
-      ],
-    });
+    stack = await startStack({ targets: ['gateway', 'ingest', 'attribution', 'contacts'], standIns: [feed] });
+    proc = stack.proc;
     base = `http://127.0.0.1:${proc.publicPort}`;
     const admin = adminOf(proc);
     const ws = await admin('/workspaces', { name: 'Journeys', plan: 'internal', timezone: 'Europe/Paris', currency: 'EUR' });
@@ -51,11 +36,10 @@ describe('journeys of conversions sent by POST /v1/events (embedded)', () => {
   }, 120_000);
 
   afterAll(async () => {
-    await proc?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await stack?.stop();
   }, 60_000);
   const visit = async (aid: string, minutesAgo: number, url: string, referrer: string | null): Promise<void> => {
-    expect(await sendVisit(base, publicId, { aid, at: Date.now() - minutesAgo * 60_000, url, referrer })).toBe(202);
+    expect(await sendVisit(base, publicId, { aid, at: Date.now() - minutesAgo * 60_000, url, referrer, key })).toBe(202);
   };
   const waitForConversion = async (match: (c: ConversionCreatedV1) => boolean) => {
     for (let i = 0; i < 300; i += 1) {

@@ -27,9 +27,9 @@ describe('sightline start --target=all (embedded, demo workspace)', () => {
     expect(proc.output()).toContain('/v1');
     const response = await fetch(`${proc.baseUrl}/v1/me`, { headers: { authorization: `Bearer ${key}` } });
     expect(response.status).toBe(200);
-    const me = (await response.json()) as { websites: unknown[]; scopes: string[] };
+    const { data: me } = (await response.json()) as { data: { websites: unknown[]; key: { scopes: string[] } } };
     expect(me.websites).toHaveLength(2);
-    expect(me.scopes).toContain('pii:read');
+    expect(me.key.scopes).toContain('pii:read');
   });
 
   it('the admin CLI creates a workspace, a website and a key that works', async () => {
@@ -39,7 +39,7 @@ describe('sightline start --target=all (embedded, demo workspace)', () => {
     const created = JSON.parse(await runCli(['keys', 'create', '--workspace', ws.id, '--scopes', 'analytics:read', '--json'], env)) as { key: string; key_id: string };
     expect(created.key).toMatch(/^sl_/);
     const me = await fetch(`${proc.baseUrl}/v1/me`, { headers: { authorization: `Bearer ${created.key}` } });
-    expect(((await me.json()) as { scopes: string[] }).scopes).toEqual(['analytics:read']);
+    expect(((await me.json()) as { data: { key: { scopes: string[] } } }).data.key.scopes).toEqual(['analytics:read']);
     await runCli(['keys', 'revoke', created.key_id], env);
     await new Promise((r) => setTimeout(r, 100));
     expect((await fetch(`${proc.baseUrl}/v1/me`, { headers: { authorization: `Bearer ${created.key}` } })).status).toBe(401);
@@ -83,16 +83,21 @@ describe('sightline start --target=gateway (PostgreSQL + Redis + RabbitMQ)', () 
     await cleanup?.();
   });
 
-  it('serves keys created through the admin CLI, and 501 for services not built', async () => {
+  it('serves keys created through the admin CLI, and an immediate 503 for a service with no instance running', async () => {
     const env = { SIGHTLINE_ADMIN_TOKEN: 'e2e-admin-token-0123456789', SIGHTLINE_ADMIN_URL: proc.adminUrl };
     const ws = JSON.parse(await runCli(['workspaces', 'create', '--name', 'Dist', '--json'], env)) as { id: string };
     await runCli(['websites', 'add', '--workspace', ws.id, '--domain', 'dist.example'], env);
     const { key } = JSON.parse(await runCli(['keys', 'create', '--workspace', ws.id, '--json'], env)) as { key: string };
     const me = await fetch(`${proc.baseUrl}/v1/me`, { headers: { authorization: `Bearer ${key}` } });
     expect(me.status).toBe(200);
-    const funnels = await fetch(`${proc.baseUrl}/v1/funnels`, { headers: { authorization: `Bearer ${key}` } });
-    expect(funnels.status).toBe(501);
-    expect(funnels.headers.get('content-type')).toContain('application/problem+json');
+    // Only the gateway runs: contacts has no consumer, so the broker returns the request at once
+    // (the problem names the missing service rather than a deadline that ran out).
+    const contacts = await fetch(`${proc.baseUrl}/v1/contacts`, { headers: { authorization: `Bearer ${key}` } });
+    expect(contacts.status).toBe(503);
+    expect(contacts.headers.get('content-type')).toContain('application/problem+json');
+    const problem = (await contacts.json()) as { type: string; detail: string };
+    expect(problem.type).toMatch(/service-unavailable$/);
+    expect(problem.detail).toMatch(/no instance of the contacts service is running/i);
   });
 
   it('refuses to start with a bad setting, naming the variable', async () => {

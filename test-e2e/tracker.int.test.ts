@@ -1,21 +1,19 @@
 // The tracker end to end in real Chromium: a page loads /t.js from the gateway, hits go to the
 // gateway's /collect, ingest classifies them, and the facts it publishes carry the visit.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import { createLogger, defineModule, loadConfig, startModules, type Envelope, type RunningProcess } from '@sightline/kit';
+import { defineStandIn, type Envelope, type RunningProcess } from '@sightline/kit';
 import type { ClassifiedEventV1, EventBatchV1 } from '@sightline/proto-schemas';
-import { createGatewayModule } from '@sightline/service-gateway';
-import { createIngestModule } from '@sightline/service-ingest';
-import { launchChromium, startTestSite, type TestSite } from '@sightline/tracker/tracker.test-fixtures';
+import { identifySignature } from '@sightline/tracker';
+import { launchChromium, startTestSite, type TestSite } from '../packages/tracker/test/tracker.fixtures';
 import { adminOf } from './admin-client';
+import { startStack, type Stack } from './stack';
 
 describe('tracker → gateway /collect → ingest (Chromium, embedded)', () => {
   let proc: RunningProcess;
   let browser: Browser;
   let site: TestSite;
-  let dataDir: string;
+  let stack: Stack;
+  let identifySecret: string;
   const events: ClassifiedEventV1[] = [];
 
   const waitFor = async <T>(what: string, probe: () => T | undefined): Promise<T> => {
@@ -29,22 +27,19 @@ describe('tracker → gateway /collect → ingest (Chromium, embedded)', () => {
   };
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'sightline-tracker-e2e-'));
-    const recorder = defineModule({
+    const recorder = defineStandIn({
       name: 'attribution',
       needs: {},
       async create() {
         return { consumers: { 'events.classified': async (e: Envelope) => void events.push(...(e.payload as EventBatchV1).events) } };
       },
     });
-    proc = await startModules({
-      config: loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'silent' }),
-      logger: createLogger({ level: 'silent' }),
-      modules: [createGatewayModule({ availableServices: ['gateway', 'ingest', 'attribution'], demo: false }), createIngestModule(), recorder],
-    });
+    stack = await startStack({ targets: ['gateway', 'ingest'], standIns: [recorder] });
+    proc = stack.proc;
     const admin = adminOf(proc);
     const ws = await admin('/workspaces', { name: 'Tracker', plan: 'internal' });
     const website = await admin(`/workspaces/${ws['id']}/websites`, { domain: 'localhost' });
+    identifySecret = String(website['identify_secret']);
     site = await startTestSite({ scriptSrc: `http://127.0.0.1:${proc.publicPort}/t.js`, site: String(website['public_id']), outboundUrl: 'http://127.0.0.1:9/elsewhere' });
     browser = await launchChromium();
   }, 120_000);
@@ -52,8 +47,7 @@ describe('tracker → gateway /collect → ingest (Chromium, embedded)', () => {
   afterAll(async () => {
     await browser?.close();
     await site?.close();
-    await proc?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await stack?.stop();
   }, 60_000);
 
   it('a visit from a campaign arrives classified, with SPA navigation, custom event and identify in one session', async () => {
@@ -74,11 +68,14 @@ describe('tracker → gateway /collect → ingest (Chromium, embedded)', () => {
 
     await page.click('#spa-link');
     // Runs in the page (no DOM types in this Node test): the tracker's global API.
-    await page.evaluate(`sightline('event', 'video_played', { seconds: 12 }); sightline('identify', 'visitor@example.com');`);
+    // identify() is believed only with the signature the website's backend makes (an unsigned claim is dropped).
+    const signature = identifySignature(identifySecret, 'visitor@example.com');
+    await page.evaluate(`sightline('identify', 'impostor@example.com'); sightline('event', 'video_played', { seconds: 12 }); sightline('identify', 'visitor@example.com', '${signature}');`);
     const spa = await waitFor('the SPA pageview', () => events.find((e) => e.event_type === 'pageview' && e.page === '/app/pricing'));
     const custom = await waitFor('the custom event', () => events.find((e) => e.event_name === 'video_played'));
     const identify = await waitFor('identify', () => events.find((e) => e.event_type === 'identify'));
     expect(identify.email).toBe('visitor@example.com');
+    expect(events.filter((e) => e.event_type === 'identify').map((e) => e.email)).toEqual(['visitor@example.com']);
     for (const e of [spa, custom, identify]) {
       expect(e.anonymous_id).toBe(landing.anonymous_id);
       expect(e.session_id).toBe(landing.session_id);

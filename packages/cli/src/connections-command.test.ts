@@ -1,7 +1,10 @@
 // The connections command's pieces that need no running instance: the table, the credentials
 // it sends, and crm-sync's options from the environment.
 import { connectionsTable, credentialsOf, type ConnectionRow } from './connections-command';
-import { crmSyncOptionsFromEnv } from './registry';
+import { loadConfig, sectionOf } from '@sightline/kit';
+import { CRM_SYNC_SETTINGS, SETTINGS_SECTIONS } from './settings';
+
+const crmSyncOptionsFromEnv = (env: Record<string, string>) => sectionOf(loadConfig(env, SETTINGS_SECTIONS), CRM_SYNC_SETTINGS);
 
 const row: ConnectionRow = {
   id: '3f1c9a52-5b7e-4d2a-9c1e-0a7b6c5d4e3f', website_id: '9b2f0c1d-1e2f-4a3b-8c4d-5e6f7a8b9c0d', provider: 'hubspot', status: 'active',
@@ -28,7 +31,7 @@ describe('sightline connections', () => {
     expect(() => credentialsOf({ credentials: '[1]' })).toThrow(/JSON object/);
   });
 
-  it("reads crm-sync's options from the environment, naming a bad variable", () => {
+  it("reads crm-sync's options from its section of the one configuration, naming a bad variable", () => {
     expect(crmSyncOptionsFromEnv({})).toEqual({});
     expect(crmSyncOptionsFromEnv({
       SIGHTLINE_CREDENTIALS_KEY: 'k'.repeat(32), SIGHTLINE_HUBSPOT_URL: 'http://127.0.0.1:4010/', SIGHTLINE_CRM_SYNC_CRON: '*/5 * * * *',

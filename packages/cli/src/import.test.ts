@@ -48,7 +48,7 @@ describe('sightline import', () => {
     proc = await startModules({
       config: loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'silent', SIGHTLINE_BUS_NAMESPACE: `import${Date.now()}` }),
       logger: createLogger({ level: 'silent' }),
-      modules: [createGatewayModule({ availableServices: ['gateway', 'crm-sync'], demo: false }), createCrmSyncModule()],
+      modules: [createGatewayModule({ demo: false }), createCrmSyncModule()],
     });
     conn = { url: `http://127.0.0.1:${proc.adminPort}`, token: proc.settings.adminToken };
     const ws = await adminRequest<{ id: string }>(conn, 'POST', '/workspaces', { name: 'Imports', timezone: 'UTC', currency: 'EUR' });

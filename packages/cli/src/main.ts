@@ -1,6 +1,9 @@
 import { Command } from 'commander';
 import { adminConnection, adminRequest } from './admin-client';
+import { registerAutomationsCommands } from './automations-command';
+import { registerAttributionCommands } from './attribution-command';
 import { registerConnectionsCommands } from './connections-command';
+import { registerFunnelsCommands } from './funnels-command';
 import { registerImportCommand } from './import-command';
 import { MODULE_REGISTRY } from './registry';
 
@@ -26,7 +29,7 @@ export async function main(argv: string[]): Promise<void> {
     .option('--list-targets', 'print the module names and exit')
     .action(async (opts: { target?: string; listTargets?: boolean }) => {
       if (opts.listTargets) {
-        for (const entry of MODULE_REGISTRY) process.stdout.write(`${entry.name}${entry.dependsOn.length ? ` (after ${entry.dependsOn.join(', ')})` : ''}\n`);
+        for (const entry of MODULE_REGISTRY) process.stdout.write(`${entry.name}\n`);
         return;
       }
       const { configFromEnvironment, startProcess } = await import('./start.js');
@@ -68,7 +71,7 @@ export async function main(argv: string[]): Promise<void> {
     .option('--json', 'print JSON')
     .action(async (opts: { workspace: string; domain: string; timezone?: string; currency?: string; json?: boolean }) => {
       const site = await adminRequest<Row>(conn(), 'POST', `/workspaces/${encodeURIComponent(opts.workspace)}/websites`, { domain: opts.domain, timezone: opts.timezone, currency: opts.currency });
-      print(site, opts.json, () => `website ${String(site['domain'])} (${String(site['id'])}), tracker id ${String(site['public_id'])}`);
+      print(site, opts.json, () => `website ${String(site['domain'])} (${String(site['id'])}), tracker id ${String(site['public_id'])}\nidentify secret ${String(site['identify_secret'])} (keep it on your backend: it signs identify() calls)`);
     });
   websites
     .command('list')
@@ -76,7 +79,7 @@ export async function main(argv: string[]): Promise<void> {
     .option('--json', 'print JSON')
     .action(async (opts: { workspace: string; json?: boolean }) => {
       const { data } = await adminRequest<{ data: Row[] }>(conn(), 'GET', `/workspaces/${encodeURIComponent(opts.workspace)}/websites`);
-      print(data, opts.json, () => data.map((w) => `${String(w['domain'])}  ${String(w['id'])}  ${String(w['timezone'])}  ${String(w['currency'])}`).join('\n'));
+      print(data, opts.json, () => data.map((w) => `${String(w['domain'])}  ${String(w['id'])}  ${String(w['timezone'])}  ${String(w['currency'])}  identify secret ${String(w['identify_secret'])}`).join('\n'));
     });
 
   const keys = program.command('keys').description('manage API keys');
@@ -115,6 +118,9 @@ export async function main(argv: string[]): Promise<void> {
     });
 
   registerConnectionsCommands(program, conn);
+  registerAttributionCommands(program, conn);
+  registerAutomationsCommands(program, conn);
+  registerFunnelsCommands(program, conn);
 
   program
     .command('seed')
@@ -148,6 +154,19 @@ export async function main(argv: string[]): Promise<void> {
     });
 
   registerImportCommand(program, conn);
+
+  program
+    .command('mcp')
+    .description('serve the public API to AI agents as MCP tools over stdio (read operations and POST /events)')
+    .option('--url <url>', 'public API base URL (default: $SIGHTLINE_URL, $SIGHTLINE_PUBLIC_URL or http://localhost:$SIGHTLINE_PORT)')
+    .option('--api-key <key>', 'API key the tools call with (default: $SIGHTLINE_API_KEY; prefer the variable, a flag shows in the process list)')
+    .action(async (opts: { url?: string; apiKey?: string }) => {
+      const apiKey = opts.apiKey ?? process.env['SIGHTLINE_API_KEY'];
+      if (!apiKey) throw new Error('sightline mcp needs an API key: set SIGHTLINE_API_KEY or pass --api-key');
+      const baseUrl = opts.url ?? process.env['SIGHTLINE_URL'] ?? process.env['SIGHTLINE_PUBLIC_URL'] ?? `http://localhost:${process.env['SIGHTLINE_PORT'] ?? '8080'}`;
+      const { runMcpServer } = await import('./mcp/mcp.server.js');
+      await runMcpServer({ baseUrl, apiKey });
+    });
 
   await program.parseAsync(argv);
 }

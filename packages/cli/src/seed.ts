@@ -1,8 +1,10 @@
 // `sightline seed`: generates a realistic workspace with @sightline/datagen and sends it through the
 // public ingestion paths (tracker /collect and POST /v1/events) of a running instance, so seeded
-// data is classified, stitched and sessionised exactly like real traffic.
+// data is classified, stitched and sessionised exactly like real traffic. POST /v1/events goes
+// through the typed API client (@sightline/client), which retries 429 and 5xx after Retry-After.
 import { SingleBar, Presets } from 'cli-progress';
-import { generateWorkspace, sendWorkspace, type SendResult } from '@sightline/datagen';
+import { createSightlineClient, problemKind } from '@sightline/client';
+import { generateWorkspace, sendWorkspace, type InboundEvent, type SendResult } from '@sightline/datagen';
 import { adminRequest, type AdminConnection } from './admin-client';
 
 export interface SeedOptions {
@@ -35,12 +37,20 @@ export async function seedWebsite(conn: AdminConnection, options: SeedOptions): 
     siteId: website.public_id,
     currency: website.currency,
   });
+  const api = createSightlineClient({ baseUrl: options.url, apiKey: key.key, retry: { maxAttempts: 5 } });
+  // The generator's events are typed against the API's own InboundEvent here: a drift fails to compile.
+  const sendEvents = async (body: { events: InboundEvent[] }, idempotencyKey: string) => {
+    const { data, error, response } = await api.POST('/v1/events', { params: { header: { 'Idempotency-Key': idempotencyKey } }, body });
+    if (data) return data;
+    throw new Error(`events ${response.status}${error ? ` ${problemKind(error)}: ${error.detail}` : ''}`);
+  };
   const bar = options.progress ? new SingleBar({ format: ' seeding {website} [{bar}] {percentage}% | {events} events | {people} people', hideCursor: true }, Presets.shades_classic) : null;
   bar?.start(100, 0, { website: options.website, events: 0, people: 0 });
   try {
     return await sendWorkspace(workspace, {
       baseUrl: options.url,
       apiKey: key.key,
+      sendEvents,
       concurrency: options.concurrency,
       onProgress: (fraction, stats) => bar?.update(Math.floor(fraction * 100), { website: options.website, events: stats.collectEvents + stats.serverEvents, people: stats.people }),
     });

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createLogger, loadConfig, startModules, type Logger, type RunningProcess, type SightlineConfig } from '@sightline/kit';
 import { resolveTargets, TARGET_NAMES } from './registry';
+import { SETTINGS_SECTIONS } from './settings';
 import { seedWebsite } from './seed';
 
 /** What the demo workspace is filled with on first start: small enough to take seconds. */
@@ -12,7 +13,7 @@ const DEMO_SEED = { days: 30, visitors: 400, seed: 42 };
 export async function startProcess(config: SightlineConfig): Promise<RunningProcess> {
   const logger = createLogger({ level: config.logLevel, name: `sightline-${config.target.join('+')}` });
   const entries = resolveTargets(config.target);
-  const modules = await Promise.all(entries.map((entry) => entry.create({ demo: config.demo === 'auto' }, TARGET_NAMES)));
+  const modules = await Promise.all(entries.map((entry) => entry.create(config, TARGET_NAMES)));
   const demoKeyFile = join(resolve(config.dataDir), 'demo-key');
   const demoExisted = existsSync(demoKeyFile);
   const running = await startModules({ config, modules, logger });
@@ -46,5 +47,5 @@ async function seedDemo(running: RunningProcess, logger: Logger): Promise<void> 
 export function configFromEnvironment(overrides: { target?: string }): SightlineConfig {
   const env = { ...process.env };
   if (overrides.target) env['SIGHTLINE_TARGET'] = overrides.target;
-  return loadConfig(env);
+  return loadConfig(env, SETTINGS_SECTIONS);
 }

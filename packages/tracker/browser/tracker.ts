@@ -93,7 +93,7 @@ type TrackerWindow = Window & { sightline?: SightlineApi; doNotTrack?: string };
   };
 
   /** Queues an event; events of one tick share a request, and `now` sends before a navigation can start. */
-  const send = (type: CollectEventType, name: string | null, props?: unknown, email?: string, now?: 1) => {
+  const send = (type: CollectEventType, name: string | null, props?: unknown, email?: string, now?: 1, sig?: string) => {
     const event: CollectEvent = {
       id: uuid(),
       type,
@@ -106,6 +106,7 @@ type TrackerWindow = Window & { sightline?: SightlineApi; doNotTrack?: string };
       props: flat(props),
     };
     if (email) event.email = email;
+    if (sig) event.sig = sig;
     queue.push(event);
     if (now) flush();
     else if (!timer) timer = setTimeout(flush, 0);
@@ -163,8 +164,9 @@ type TrackerWindow = Window & { sightline?: SightlineApi; doNotTrack?: string };
     if (command == 'event') {
       if (typeof args[0] == 'string' && args[0]) send('custom', args[0], args[1]);
     } else if (command == 'identify') {
+      // The signature comes from the site's backend (HMAC of the email); without it the server ignores the claim.
       const email = typeof args[0] == 'string' ? args[0].trim() : '';
-      if (email.indexOf('@') > 0) send('identify', null, undefined, email);
+      if (email.indexOf('@') > 0) send('identify', null, undefined, email, undefined, typeof args[1] == 'string' ? args[1] : undefined);
     } else if (command == 'pageview') {
       send('pageview', null, args[0]);
     }

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export * from './protocol';
+export { identifyEmailForm, identifySignature, identifySignatureMatches } from './identify';
 
 /** Absolute path of the built script (dist/t.js), the same from src/ under jest and from dist/. */
 export function trackerScriptPath(): string {

@@ -33,7 +33,15 @@ export interface CollectEvent {
   props: CollectProps;
   /** Only on `identify`. */
   email?: string;
+  /**
+   * Only on `identify`: hex HMAC-SHA256 of the trimmed, lower-cased email, keyed by the website's
+   * identify secret, made by the website's backend. Without a matching one the hit is refused.
+   */
+  sig?: string;
 }
+
+/** A browser's clock only orders the hits of one request, within this many milliseconds (see README). */
+export const CLIENT_CLOCK_BOUND_MS = 30_000;
 
 /** Body of `POST /collect`, sent as text/plain JSON so sendBeacon needs no CORS preflight. */
 export interface CollectPayload {

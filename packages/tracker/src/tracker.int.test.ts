@@ -8,7 +8,7 @@ import {
   type CollectRecorder,
   type RecordedEvent,
   type TestSite,
-} from './tracker.test-fixtures';
+} from '../test/tracker.fixtures';
 
 const SITE = 'site_0123abcd';
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -149,9 +149,10 @@ describe('tracker in Chromium', () => {
     expect(custom.props).toEqual({ plan: 'pro', seats: 3, annual: true, none: null });
     expect(custom.id).toMatch(UUID_V4);
 
-    await page.evaluate("sightline('identify', '  Ada.Lovelace@Example.com ')");
+    // The second argument is the signature made by the site's backend; it travels as `sig`.
+    await page.evaluate(`sightline('identify', '  Ada.Lovelace@Example.com ', '${'ab'.repeat(32)}')`);
     const identify = await recorder.waitForEvent(ofAid(aid, 'identify'), 'the identify event');
-    expect(identify).toMatchObject({ email: 'Ada.Lovelace@Example.com', name: null, url: site.url('/custom') });
+    expect(identify).toMatchObject({ email: 'Ada.Lovelace@Example.com', sig: 'ab'.repeat(32), name: null, url: site.url('/custom') });
 
     // Not an email, not a name: ignored rather than sent.
     await page.evaluate("sightline('identify', 'nobody'); sightline('event', ''); sightline('pageview', { manual: true })");

@@ -5,8 +5,8 @@ import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
-import { bundleTracker } from './bundle';
-import { COLLECT_PATH, TRACKER_SCRIPT_PATH, type CollectEvent, type CollectPayload } from './protocol';
+import { bundleTracker } from '../src/bundle';
+import { COLLECT_PATH, TRACKER_SCRIPT_PATH, type CollectEvent, type CollectPayload } from '../src/protocol';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 export const CHROMIUM_ARGS = [

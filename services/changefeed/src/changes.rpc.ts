@@ -1,6 +1,6 @@
 // GET /changes (changefeed.listChanges). The gateway has authenticated the key (conversions:read),
 // resolved the website and validated the query against the OpenAPI document.
-import { ProblemError } from '@sightline/kit';
+import { ProblemError, type RpcMap } from '@sightline/kit';
 import type { ApiRequest, ApiResponse } from '@sightline/proto-schemas';
 import { CHANGE_TYPES } from './change-types';
 import type { ChangesRepo, StoredChange } from './changes.repo';
@@ -107,8 +107,7 @@ async function arrivedSince(repo: ChangesRepo, websiteId: string, types: string[
 
 export function listChangesHandler(deps: ListChangesDeps) {
   const clock = deps.now ?? (() => new Date());
-  return async (raw: unknown): Promise<ApiResponse<ChangesBody>> => {
-    const request = raw as ApiRequest<ChangesQuery>;
+  return async (request: ApiRequest<ChangesQuery>): Promise<ApiResponse<ChangesBody>> => {
     const website = request.website;
     // The gateway resolves a website for this operation; its absence is a wiring fault.
     if (!website) throw new Error('changefeed.listChanges needs a resolved website');
@@ -191,4 +190,9 @@ export function listChangesHandler(deps: ListChangesDeps) {
       },
     };
   };
+}
+
+/** The feed's RPC map: GET /changes. */
+export function changefeedRpcHandlers(deps: ListChangesDeps): RpcMap<'changefeed'> {
+  return { 'changefeed.listChanges': listChangesHandler(deps) };
 }

@@ -47,7 +47,7 @@ export function describeFeed(name: string, driver: FeedDriver): void {
     let repo: ChangesRepo;
     let clockOffsetMs = 0;
     const now = () => new Date(Date.now() + clockOffsetMs);
-    let list: (raw: unknown) => Promise<ApiResponse<ChangesBody>>;
+    let list: (request: ApiRequest<ChangesQuery>) => Promise<ApiResponse<ChangesBody>>;
     let counter = 0;
 
     beforeAll(async () => {

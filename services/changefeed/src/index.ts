@@ -3,11 +3,10 @@
 // keeps 90 days of it. See README.md for the cursor semantics.
 import { join } from 'node:path';
 import { Counter } from 'prom-client';
-import { defineModule, type ServiceModule } from '@sightline/kit';
-import { consumedChangeTypes } from './change-types';
-import { changeConsumers } from './changes.consumer';
+import { defineModule, type RunnableModule } from '@sightline/kit';
+import { changeConsumers } from './changes.consumers';
 import { ChangesRepo } from './changes.repo';
-import { listChangesHandler } from './changes.rpc';
+import { changefeedRpcHandlers } from './changes.rpc';
 import { FeedCursors } from './feed-cursor';
 import { purgeExpiredChanges, RETENTION_CRON } from './retention';
 
@@ -16,7 +15,7 @@ export interface ChangefeedOptions {
   now?: () => Date;
 }
 
-export function createChangefeedModule(options: ChangefeedOptions = {}): ServiceModule {
+export function createChangefeedModule(options: ChangefeedOptions = {}): RunnableModule {
   const now = options.now ?? (() => new Date());
   return defineModule({
     name: 'changefeed',
@@ -24,18 +23,16 @@ export function createChangefeedModule(options: ChangefeedOptions = {}): Service
       postgres: { schema: 'changefeed', migrationsDir: join(__dirname, '..', 'migrations', 'postgres') },
     },
     async create(ctx) {
-      const repo = new ChangesRepo(ctx.postgres!);
+      const repo = new ChangesRepo(ctx.postgres);
       const recorded = new Counter({
         name: 'sightline_changefeed_changes_recorded_total',
         help: 'Changes written to the change log, by change type.',
         labelNames: ['type'],
         registers: [ctx.metrics],
       });
-      const types = consumedChangeTypes();
-      ctx.logger.info({ types }, 'change types consumed');
       return {
-        rpc: { 'changefeed.listChanges': listChangesHandler({ repo, cursors: new FeedCursors(ctx.settings.cursorSecret), now }) },
-        consumers: changeConsumers(repo, types, (type) => recorded.inc({ type })),
+        rpc: changefeedRpcHandlers({ repo, cursors: new FeedCursors(ctx.settings.cursorSecret), now }),
+        consumers: changeConsumers(repo, (type) => recorded.inc({ type })),
         schedules: [
           {
             name: 'changefeed.retention',
@@ -51,7 +48,7 @@ export function createChangefeedModule(options: ChangefeedOptions = {}): Service
   });
 }
 
-export { CHANGE_TYPES, consumedChangeTypes, type ChangeType } from './change-types';
+export { CHANGE_TYPES, type ChangeType } from './change-types';
 export { changeFromEnvelope, type NewChange, type ObjectType } from './change-record';
 export { ChangesRepo, type PageQuery, type StoredChange } from './changes.repo';
 export { listChangesHandler, RETENTION_DAYS, type ChangeItem, type ChangesBody, type ChangesQuery } from './changes.rpc';

@@ -9,7 +9,7 @@ import addFormats from 'ajv-formats';
 import { createLogger, loadConfig, startModules, type RunningProcess } from '@sightline/kit';
 import { MESSAGE_EXAMPLES, openApiDocument, type ApiRequest, type ApiResponse } from '@sightline/proto-schemas';
 import type { ChangesBody } from './changes.rpc';
-import { consumedChangeTypes } from './change-types';
+import { CHANGE_TYPES } from './change-types';
 import { createChangefeedModule } from './index';
 
 const example = MESSAGE_EXAMPLES['conversion.created'];
@@ -72,7 +72,7 @@ describe('changefeed module (embedded runner)', () => {
   it('records every consumed change type from its catalog example, without personal data', async () => {
     const websiteId = randomUUID();
     const examples = MESSAGE_EXAMPLES as unknown as Record<string, Record<string, unknown>>;
-    const types = consumedChangeTypes();
+    const types = CHANGE_TYPES;
     for (const type of types) {
       await proc.bus.publish({ type, id: randomUUID(), source: 'crm:hubspot', workspace_id: example.workspace_id, website_id: websiteId, payload: examples[type] });
     }

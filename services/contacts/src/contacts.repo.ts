@@ -175,11 +175,17 @@ export class ContactsRepo {
     });
   }
 
-  async upsertAttribution(conversionId: string, first: AttributedTouchV1 | null, last: AttributedTouchV1 | null): Promise<void> {
+  /**
+   * Stores attribution's first and last touch. A journey only gains touches, so the computation
+   * with the most touches is the latest: an older message delivered late changes nothing.
+   */
+  async upsertAttribution(conversionId: string, first: AttributedTouchV1 | null, last: AttributedTouchV1 | null, touchCount: number): Promise<void> {
     await this.sql.query(
-      `INSERT INTO contact_attribution (conversion_id, first_touch, last_touch, updated_at) VALUES ($1, $2::jsonb, $3::jsonb, now())
-       ON CONFLICT (conversion_id) DO UPDATE SET first_touch = EXCLUDED.first_touch, last_touch = EXCLUDED.last_touch, updated_at = now()`,
-      [conversionId, first === null ? null : JSON.stringify(first), last === null ? null : JSON.stringify(last)],
+      `INSERT INTO contact_attribution (conversion_id, first_touch, last_touch, touch_count, updated_at) VALUES ($1, $2::jsonb, $3::jsonb, $4, now())
+       ON CONFLICT (conversion_id) DO UPDATE SET first_touch = EXCLUDED.first_touch, last_touch = EXCLUDED.last_touch,
+         touch_count = EXCLUDED.touch_count, updated_at = now()
+       WHERE contact_attribution.touch_count <= EXCLUDED.touch_count`,
+      [conversionId, first === null ? null : JSON.stringify(first), last === null ? null : JSON.stringify(last), touchCount],
     );
   }
 
@@ -245,22 +251,25 @@ export class ContactsRepo {
     }
   }
 
-  /** Serialises requests that share an idempotency key, then reads the stored reply (if fresh). */
-  async lockIdempotencyKey(tx: SqlExecutor, workspaceId: string, key: string): Promise<StoredReply | null> {
-    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`contacts.idempotency:${workspaceId}:${key}`]);
+  /**
+   * Serialises requests that share an idempotency key of one API key, then reads the stored reply
+   * (if fresh). Records are per API key: another key's record is never found.
+   */
+  async lockIdempotencyKey(tx: SqlExecutor, workspaceId: string, apiKeyId: string, key: string): Promise<StoredReply | null> {
+    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`contacts.idempotency:${workspaceId}:${apiKeyId}:${key}`]);
     const result = await tx.query<StoredReply>(
       `SELECT request_hash, status, response FROM idempotency_keys
-       WHERE workspace_id = $1 AND key = $2 AND created_at > now() - ${IDEMPOTENCY_TTL}`,
-      [workspaceId, key],
+       WHERE workspace_id = $1 AND key_id = $2 AND key = $3 AND created_at > now() - ${IDEMPOTENCY_TTL}`,
+      [workspaceId, apiKeyId, key],
     );
     return result.rows[0] ?? null;
   }
 
-  async storeReply(tx: SqlExecutor, workspaceId: string, key: string, reply: StoredReply): Promise<void> {
+  async storeReply(tx: SqlExecutor, workspaceId: string, apiKeyId: string, key: string, reply: StoredReply): Promise<void> {
     await tx.query(
-      `INSERT INTO idempotency_keys (workspace_id, key, request_hash, status, response, created_at) VALUES ($1, $2, $3, $4, $5::jsonb, now())
-       ON CONFLICT (workspace_id, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, status = EXCLUDED.status, response = EXCLUDED.response, created_at = now()`,
-      [workspaceId, key, reply.request_hash, reply.status, JSON.stringify(reply.response)],
+      `INSERT INTO idempotency_keys (workspace_id, key_id, key, request_hash, status, response, created_at) VALUES ($1, $2, $3, $4, $5, $6::jsonb, now())
+       ON CONFLICT (workspace_id, key_id, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, status = EXCLUDED.status, response = EXCLUDED.response, created_at = now()`,
+      [workspaceId, apiKeyId, key, reply.request_hash, reply.status, JSON.stringify(reply.response)],
     );
   }
 

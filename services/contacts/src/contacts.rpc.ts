@@ -3,19 +3,18 @@
 // idempotency record and the outbox messages in one transaction, so a crash or a broker outage
 // can neither half-apply it nor lose the change it announces.
 import { createHash } from 'node:crypto';
-import { CursorCodec, ProblemError, type Outbox, type RpcHandler, type SqlStore } from '@sightline/kit';
-import type { ApiRequest, ApiResponse, RpcMethodsOf } from '@sightline/proto-schemas';
+import { CursorCodec, maskPersonal, metaHead, piiNote, PII_SCOPE, ProblemError, type Outbox, type RpcMap, type SqlStore } from '@sightline/kit';
+import type { ApiRequest, ApiResponse } from '@sightline/proto-schemas';
 import { outcomeOf, type ContactRow, type ContactsRepo, type HistoryRow, type ListFilters, type Position } from './contacts.repo';
 import { writeOutcome } from './outcome-write';
 import { diffPatch, parsePatch } from './patch';
-import { maskPersonal, PII_NOTE, PII_SCOPE } from './pii';
 import { resolveWindow } from './window';
 import { presentWriteback, writebackStatuses } from './writeback-status';
 
 export interface ContactsRpcDeps {
   sql: SqlStore;
   repo: ContactsRepo;
-  outbox: Outbox;
+  outbox: Outbox<'contacts'>;
   cursorSecret: string;
 }
 
@@ -33,6 +32,9 @@ type ListQuery = {
   limit?: number | string;
   total_count?: boolean | string;
 };
+
+/** meta.pii_note of a masked answer. */
+export const PII_NOTE = piiNote('Email, phone and name', 'to filter by email');
 
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 200;
@@ -69,6 +71,14 @@ function requireWebsite(request: ApiRequest): NonNullable<ApiRequest['website']>
   return request.website;
 }
 
+/** A stored PATCH answer as a caller without pii:read may see it: personal fields masked, meta saying so. */
+function maskedFor(response: unknown, piiIncluded: boolean): unknown {
+  if (piiIncluded || response === null || typeof response !== 'object') return response;
+  const body = response as { data?: unknown; meta?: Record<string, unknown> };
+  const data = body.data && typeof body.data === 'object' ? maskPersonal(body.data as Parameters<typeof maskPersonal>[0]) : body.data;
+  return { ...body, data, ...(body.meta ? { meta: { ...body.meta, pii_included: false, pii_note: PII_NOTE } } : {}) };
+}
+
 function notFound(id: string): ProblemError {
   return new ProblemError('not-found', {
     detail: `No contact ${id} on this website.`,
@@ -76,7 +86,7 @@ function notFound(id: string): ProblemError {
   });
 }
 
-export function contactsRpcHandlers(deps: ContactsRpcDeps): Record<RpcMethodsOf<'contacts'>, RpcHandler> {
+export function contactsRpcHandlers(deps: ContactsRpcDeps): RpcMap<'contacts'> {
   const cursors = new CursorCodec(deps.cursorSecret);
   const { repo, sql, outbox } = deps;
 
@@ -96,18 +106,14 @@ export function contactsRpcHandlers(deps: ContactsRpcDeps): Record<RpcMethodsOf<
   const metaOf = (request: ApiRequest, piiIncluded: boolean) => {
     const website = requireWebsite(request);
     return {
-      website_id: website.id,
-      website: website.domain,
-      timezone: website.timezone,
-      currency: website.currency,
+      ...metaHead(website),
       pii_included: piiIncluded,
       ...(piiIncluded ? {} : { pii_note: PII_NOTE }),
     };
   };
 
   return {
-    'contacts.listContacts': async (raw: unknown): Promise<ApiResponse> => {
-      const request = raw as ApiRequest<ListQuery>;
+    'contacts.listContacts': async (request: ApiRequest<ListQuery>): Promise<ApiResponse> => {
       const website = requireWebsite(request);
       const query = request.query;
       const piiIncluded = request.key.scopes.includes(PII_SCOPE);
@@ -158,8 +164,7 @@ export function contactsRpcHandlers(deps: ContactsRpcDeps): Record<RpcMethodsOf<
       return { status: 200, body };
     },
 
-    'contacts.getContact': async (raw: unknown): Promise<ApiResponse> => {
-      const request = raw as ApiRequest;
+    'contacts.getContact': async (request: ApiRequest): Promise<ApiResponse> => {
       const website = requireWebsite(request);
       const id = String(request.params['id']);
       const row = await repo.get(website.id, id);
@@ -168,8 +173,7 @@ export function contactsRpcHandlers(deps: ContactsRpcDeps): Record<RpcMethodsOf<
       return { status: 200, body: { data: await detail(row, piiIncluded), meta: metaOf(request, piiIncluded) } };
     },
 
-    'contacts.patchContact': async (raw: unknown): Promise<ApiResponse> => {
-      const request = raw as ApiRequest;
+    'contacts.patchContact': async (request: ApiRequest): Promise<ApiResponse> => {
       const website = requireWebsite(request);
       const id = String(request.params['id']);
       const patch = parsePatch(request.body ?? {});
@@ -181,7 +185,7 @@ export function contactsRpcHandlers(deps: ContactsRpcDeps): Record<RpcMethodsOf<
       let wrote = false;
       const reply = await sql.transaction(async (tx): Promise<ApiResponse> => {
         if (key !== null) {
-          const stored = await repo.lockIdempotencyKey(tx, request.workspace.id, key);
+          const stored = await repo.lockIdempotencyKey(tx, request.workspace.id, request.key.id, key);
           if (stored) {
             if (stored.request_hash !== requestHash) {
               throw new ProblemError('conflict', {
@@ -189,7 +193,8 @@ export function contactsRpcHandlers(deps: ContactsRpcDeps): Record<RpcMethodsOf<
                 remediation: 'Use a new Idempotency-Key for a new request; reuse a key only to retry the identical request.',
               });
             }
-            return { status: stored.status, body: stored.response, headers: { 'Idempotent-Replayed': 'true' } };
+            // The stored answer is shown as this caller may see it (masking twice changes nothing).
+            return { status: stored.status, body: maskedFor(stored.response, piiIncluded), headers: { 'Idempotent-Replayed': 'true' } };
           }
         }
         const row = await repo.get(website.id, id, tx, true);
@@ -202,7 +207,7 @@ export function contactsRpcHandlers(deps: ContactsRpcDeps): Record<RpcMethodsOf<
         await outbox.addMany(tx, messages);
 
         const result: ApiResponse = { status: 200, body: { data: await detail(updated, piiIncluded, tx), meta: metaOf(request, piiIncluded) } };
-        if (key !== null) await repo.storeReply(tx, request.workspace.id, key, { request_hash: requestHash, status: result.status, response: result.body });
+        if (key !== null) await repo.storeReply(tx, request.workspace.id, request.key.id, key, { request_hash: requestHash, status: result.status, response: result.body });
         wrote = true;
         return result;
       });

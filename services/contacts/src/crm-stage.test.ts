@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createBus, createLogger, defineModule, loadConfig, startModules, type Bus, type Envelope, type RunningProcess } from '@sightline/kit';
+import { createBus, createLogger, defineStandIn, loadConfig, startModules, type Bus, type Envelope, type RunningProcess, type TypedEnvelope } from '@sightline/kit';
 import {
   MESSAGE_EXAMPLES,
   messageValidator,
@@ -66,9 +66,9 @@ const milestoneEnvelope = (site: Site, email: string, over: Partial<MilestoneRea
 
 describe('milestone.reached → crm lifecycle stage on the ledger', () => {
   it('reads the update from a contact milestone only', () => {
-    const envelope = { ...milestoneEnvelope(SITE, ' Ada@Shop.test '), version: 1, occurred_at: new Date().toISOString() } as Envelope;
+    const envelope = { ...milestoneEnvelope(SITE, ' Ada@Shop.test '), version: 1, occurred_at: new Date().toISOString() } as TypedEnvelope<'milestone.reached'>;
     expect(crmStageUpdate(envelope)).toEqual({ websiteId: SITE.id, email: 'ada@shop.test', lifecycleStage: 'marketingqualifiedlead', source: 'crm:hubspot' });
-    const withPayload = (over: Partial<MilestoneReachedV1>) => ({ ...envelope, payload: { ...(envelope.payload as MilestoneReachedV1), ...over } });
+    const withPayload = (over: Partial<MilestoneReachedV1>) => ({ ...envelope, payload: { ...envelope.payload, ...over } });
     // Without the CRM's own value, the stage key stands in.
     expect(crmStageUpdate(withPayload({ stage_raw: null, stage: 'customer' }))?.lifecycleStage).toBe('customer');
     expect(crmStageUpdate(withPayload({ subject: 'deal' }))).toBeNull();
@@ -91,7 +91,7 @@ describe('contacts with changefeed (embedded runner): CRM lifecycle stages', () 
   let caller: Bus;
   const announced: Envelope[] = [];
 
-  const recorder = defineModule({
+  const recorder = defineStandIn({
     name: 'recorder',
     needs: {},
     async create() {

@@ -7,8 +7,8 @@
 // Milestones of one website are handled in groups (coalesce): one locking query finds the rows
 // of every email in the group. A value the row already holds changes nothing and publishes
 // nothing, so a redelivered or repeated milestone is harmless.
-import { coalesce, type Envelope, type MessageHandler, type Outbox, type OutboxMessage, type SqlExecutor, type SqlStore } from '@sightline/kit';
-import type { MilestoneReachedV1 } from '@sightline/proto-schemas';
+import { coalesce, type MessageHandlerOf, type Outbox, type OutboxMessage, type SqlExecutor, type SqlStore, type TypedEnvelope } from '@sightline/kit';
+import type { PublishedBy } from '@sightline/proto-schemas';
 import { outcomeOf, type ContactRow, type ContactsRepo } from './contacts.repo';
 import { writeOutcome } from './outcome-write';
 import { diffPatch, parsePatch } from './patch';
@@ -25,8 +25,8 @@ export interface CrmStageUpdate {
 }
 
 /** The ledger update a milestone asks for; null for deal milestones and those without an email. */
-export function crmStageUpdate(envelope: Envelope): CrmStageUpdate | null {
-  const milestone = envelope.payload as MilestoneReachedV1;
+export function crmStageUpdate(envelope: TypedEnvelope<'milestone.reached'>): CrmStageUpdate | null {
+  const milestone = envelope.payload;
   if (milestone.subject !== 'contact') return null;
   const email = milestone.email?.trim().toLowerCase() ?? '';
   const lifecycleStage = milestone.stage_raw ?? milestone.stage;
@@ -34,9 +34,9 @@ export function crmStageUpdate(envelope: Envelope): CrmStageUpdate | null {
   return { websiteId: milestone.website_id, email, lifecycleStage, source: envelope.source };
 }
 
-export function crmStageConsumer(sql: SqlStore, repo: ContactsRepo, outbox: Outbox): MessageHandler {
+export function crmStageConsumer(sql: SqlStore, repo: ContactsRepo, outbox: Outbox<'contacts'>): MessageHandlerOf<'milestone.reached'> {
   return coalesce({
-    keyOf: (envelope) => (envelope.payload as MilestoneReachedV1).website_id,
+    keyOf: (envelope) => envelope.payload.website_id,
     handle: async (group) => {
       const updates = group.map(crmStageUpdate).filter((u): u is CrmStageUpdate => u !== null);
       const websiteId = updates[0]?.websiteId;
@@ -48,7 +48,7 @@ export function crmStageConsumer(sql: SqlStore, repo: ContactsRepo, outbox: Outb
 }
 
 /** Applies the updates in arrival order (a later stage of the same email wins); returns how many messages it recorded. */
-async function applyStages(tx: SqlExecutor, repo: ContactsRepo, outbox: Outbox, websiteId: string, updates: CrmStageUpdate[]): Promise<number> {
+async function applyStages(tx: SqlExecutor, repo: ContactsRepo, outbox: Outbox<'contacts'>, websiteId: string, updates: CrmStageUpdate[]): Promise<number> {
   const rows = await repo.lockByEmails(tx, websiteId, [...new Set(updates.map((u) => u.email))]);
   const byEmail = new Map<string, ContactRow[]>();
   for (const row of rows) {
@@ -59,7 +59,7 @@ async function applyStages(tx: SqlExecutor, repo: ContactsRepo, outbox: Outbox, 
   }
   // The newest state of each row, as the group's earlier updates left it.
   const current = new Map(rows.map((row) => [row.id, row]));
-  const messages: OutboxMessage[] = [];
+  const messages: OutboxMessage<PublishedBy<'contacts'>>[] = [];
   for (const update of updates) {
     // The same check a PATCH body gets; the message schema keeps stage_raw within its bounds.
     const patch = parsePatch({ lifecycle_stage_raw: update.lifecycleStage });

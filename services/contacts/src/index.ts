@@ -5,23 +5,23 @@
 // revenue), stage.changed, conversion.updated, and outcome.writeback_requested for crm-sync.
 // CRM lifecycle stages (milestone.reached from crm-sync) are written to the ledger the same way.
 import { join } from 'node:path';
-import { createOutbox, defineModule, type Outbox, type OutboxOptions, type ServiceModule } from '@sightline/kit';
+import { createOutbox, defineModule, type Outbox, type OutboxOptions, type RunnableModule } from '@sightline/kit';
 import { ContactsRepo } from './contacts.repo';
 import { contactsRpcHandlers } from './contacts.rpc';
-import { contactsConsumers } from './consumers';
+import { contactsConsumers } from './contacts.consumers';
 
 export interface ContactsModuleOptions {
   outbox?: OutboxOptions;
 }
 
-export function createContactsModule(options: ContactsModuleOptions = {}): ServiceModule {
+export function createContactsModule(options: ContactsModuleOptions = {}): RunnableModule {
   return defineModule({
     name: 'contacts',
     needs: { postgres: { schema: 'contacts', migrationsDir: join(__dirname, '..', 'migrations', 'postgres') } },
     async create(ctx) {
-      const sql = ctx.postgres!;
+      const sql = ctx.postgres;
       const repo = new ContactsRepo(sql);
-      const outbox: Outbox = createOutbox(sql, ctx.bus, ctx.logger, options.outbox);
+      const outbox: Outbox<'contacts'> = createOutbox(sql, ctx.bus, ctx.logger, options.outbox);
       return {
         rpc: contactsRpcHandlers({ sql, repo, outbox, cursorSecret: ctx.settings.cursorSecret }),
         consumers: contactsConsumers(repo, sql, outbox),
@@ -41,8 +41,6 @@ export function createContactsModule(options: ContactsModuleOptions = {}): Servi
           });
         },
         async start() {
-          // Write-back requests wait durably in crm-sync's queue even before crm-sync is deployed.
-          await ctx.bus.declareQueue('crm-sync', ['outcome.writeback_requested']);
           outbox.start();
         },
         async stop() {
@@ -54,5 +52,5 @@ export function createContactsModule(options: ContactsModuleOptions = {}): Servi
 }
 
 export { ContactsRepo } from './contacts.repo';
-export { maskEmail, maskName, maskPhone, PII_NOTE } from './pii';
-export { resolveWindow, PERIOD_FORMS, type ContactsWindow } from './window';
+export { PII_NOTE } from './contacts.rpc';
+export { resolveWindow, CONTACTS_MAX_WINDOW_DAYS, type ContactsWindow } from './window';

@@ -10,7 +10,7 @@ import addFormats from 'ajv-formats';
 import {
   createBus,
   createLogger,
-  defineModule,
+  defineStandIn,
   loadConfig,
   OUTBOX_MIGRATION_SQL,
   RpcRemoteError,
@@ -55,7 +55,7 @@ describe('contacts module (embedded runner)', () => {
   addFormats(ajv);
   ajv.addSchema({ $id: 'doc', components: JSON.parse(JSON.stringify(openApiDocument.components).replace(/"#\/components/g, '"doc#/components')) });
 
-  const recorder = defineModule({
+  const recorder = defineStandIn({
     name: 'changefeed',
     needs: {},
     async create() {
@@ -206,7 +206,7 @@ describe('contacts module (embedded runner)', () => {
   it('answers invalid-window for a period it does not understand', async () => {
     const problem = await problemOf(list({ period: 'the other day' }));
     expect(problem).toMatchObject({ kind: 'invalid-window', status: 400 });
-    expect(problem.allowed).toContain('last N days');
+    expect(problem.remediation).toContain('last N days');
   });
 
   it('writes an outcome once: value history, change messages with api:<key_id>, write-back request', async () => {
@@ -249,6 +249,27 @@ describe('contacts module (embedded runner)', () => {
     expect((await get(target.conversion_id)).body.data['value_history']).toEqual(history);
   });
 
+  it('keeps idempotency records per API key, so another key never reads an unmasked answer (finding 6)', async () => {
+    const target = conversion({ occurred_at: '2026-06-03T10:00:00.000Z' });
+    await publishConversions([target]);
+    const patchAs = (keyId: string, scopes: string[], body: unknown) =>
+      rpc<Body>('patchContact', request('patchContact', { params: { id: target.conversion_id }, body, key: { id: keyId, scopes }, headers: { idempotency_key: 'shared-key' } }));
+    const first = await patchAs('key-full', ALL_SCOPES, { notes: 'first' });
+    expect(first.body.data['email']).toBe('ada@example.com');
+    // Another key of the workspace reusing the Idempotency-Key: its own request, answered masked.
+    const other = await patchAs('key-narrow', NO_PII, { notes: 'first' });
+    expect(other.headers?.['Idempotent-Replayed']).toBeUndefined();
+    expect(other.body.data['email']).toBe('a***@example.com');
+    expect(JSON.stringify(other.body)).not.toContain('ada@example.com');
+    // ... and another body under the same Idempotency-Key is no conflict for it.
+    const different = await patchAs('key-narrow-2', NO_PII, { notes: 'second' });
+    expect(different.body.data['notes']).toBe('second');
+    // The key that made the record replays it.
+    const replay = await patchAs('key-full', ALL_SCOPES, { notes: 'first' });
+    expect(replay.headers).toEqual({ 'Idempotent-Replayed': 'true' });
+    expect(replay.body).toEqual(first.body);
+  });
+
   it('refuses a computed field, a bad currency and an unknown contact', async () => {
     const target = conversion({ occurred_at: '2026-06-02T10:00:00.000Z' });
     await publishConversions([target]);
@@ -272,7 +293,7 @@ describe('contacts module (embedded runner)', () => {
     const into = randomUUID();
     const scope = { source: 'attribution', workspace_id: WORKSPACE.id, website_id: WEBSITE.id };
     await caller.publishMany([
-      { ...scope, type: 'conversion.attributed', payload: { conversion_id: target.conversion_id, website_id: WEBSITE.id, workspace_id: WORKSPACE.id, first_touch: touch, last_touch: null } },
+      { ...scope, type: 'conversion.attributed', payload: { conversion_id: target.conversion_id, website_id: WEBSITE.id, workspace_id: WORKSPACE.id, first_touch: touch, last_touch: null, touch_count: 1 } },
       { ...scope, source: 'ingest', type: 'identity.merged', payload: { workspace_id: WORKSPACE.id, from_identity_id: target.identity_id!, into_identity_id: into } },
     ]);
     const row = await waitFor('attribution and merge', async () => {

@@ -5,7 +5,7 @@
 // ad-platform write-back request unless the change came from the CRM itself.
 import { randomUUID } from 'node:crypto';
 import type { OutboxMessage, SqlExecutor } from '@sightline/kit';
-import type { ConversionUpdatedV1, ConversionValueChangedV1, OutcomeWritebackRequestedV1, StageChangedV1 } from '@sightline/proto-schemas';
+import type { ConversionUpdatedV1, ConversionValueChangedV1, OutcomeWritebackRequestedV1, PublishedBy, StageChangedV1 } from '@sightline/proto-schemas';
 import { outcomeOf, type ContactRow, type ContactsRepo } from './contacts.repo';
 import { groupChanges, type FieldChange } from './patch';
 
@@ -22,7 +22,7 @@ export interface OutcomeWrite {
 
 export interface OutcomeWritten {
   updated: ContactRow;
-  messages: OutboxMessage[];
+  messages: OutboxMessage<PublishedBy<'contacts'>>[];
 }
 
 /**
@@ -47,7 +47,7 @@ export async function writeOutcome(tx: SqlExecutor, repo: ContactsRepo, write: O
   const envelope = { source, workspace_id: row.workspace_id, website_id: row.website_id, occurred_at: changedAt };
   const outcome = outcomeOf(updated);
   const groups = groupChanges(changes);
-  const messages: OutboxMessage[] = [];
+  const messages: OutboxMessage<PublishedBy<'contacts'>>[] = [];
   if (groups.value.length > 0) {
     const payload: ConversionValueChangedV1 = {
       ...base,

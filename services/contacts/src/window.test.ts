@@ -1,47 +1,43 @@
 import { ProblemError } from '@sightline/kit';
-import { resolveWindow } from './window';
+import { resolveWindow as analyticsWindow } from '@sightline/periods';
+import { CONTACTS_MAX_WINDOW_DAYS, resolveWindow } from './window';
 
 const NOW = new Date('2026-03-15T10:30:00Z');
 
 describe('contacts window', () => {
-  it('is all time with no period and no from/to', () => {
+  it('is all time with neither period nor from/to', () => {
     expect(resolveWindow({}, 'UTC', NOW)).toEqual({ from: null, to: null, expression: null });
   });
 
-  it('uses from/to as given, either alone, and refuses from after to', () => {
-    expect(resolveWindow({ from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00+01:00' }, 'UTC', NOW)).toEqual({
-      from: new Date('2026-03-01T00:00:00Z'),
-      to: new Date('2026-03-01T23:00:00Z'),
-      expression: null,
-    });
-    expect(resolveWindow({ from: '2026-03-01T00:00:00Z', period: 'today' }, 'UTC', NOW).to).toBeNull();
-    expect(() => resolveWindow({ from: '2026-03-02T00:00:00Z', to: '2026-03-01T00:00:00Z' }, 'UTC', NOW)).toThrow(ProblemError);
-  });
-
-  it('resolves the simple periods in the website timezone', () => {
-    expect(resolveWindow({ period: 'today' }, 'Europe/Berlin', NOW)).toEqual({
-      from: new Date('2026-03-14T23:00:00Z'),
-      to: new Date('2026-03-15T23:00:00Z'),
-      expression: 'today',
-    });
-    expect(resolveWindow({ period: 'yesterday' }, 'America/New_York', NOW).from).toEqual(new Date('2026-03-14T04:00:00Z'));
-    const week = resolveWindow({ period: 'Last 7 days' }, 'UTC', NOW);
-    expect([week.from, week.to]).toEqual([new Date('2026-03-09T00:00:00Z'), new Date('2026-03-16T00:00:00Z')]);
-    const range = resolveWindow({ period: '2026-02-01..2026-02-28' }, 'UTC', NOW);
-    expect([range.from, range.to]).toEqual([new Date('2026-02-01T00:00:00Z'), new Date('2026-03-01T00:00:00Z')]);
-  });
-
-  it('answers invalid-window naming the accepted forms for anything else', () => {
-    for (const period of ['this month', 'last 0 days', '2026-03-02..2026-03-01', '2026-02-30..2026-03-01', 'soon']) {
-      let error: unknown;
-      try {
-        resolveWindow({ period }, 'UTC', NOW);
-      } catch (caught) {
-        error = caught;
+  it('is the analytics window for every phrase the analytics reads take', () => {
+    for (const period of ['last 30 days', 'today', 'yesterday', 'last month', 'this week', 'March 2026', '2026-02-01..2026-02-28']) {
+      for (const timezone of ['UTC', 'Europe/Berlin', 'America/New_York']) {
+        const shared = analyticsWindow({ period, timezone, now: NOW });
+        expect(resolveWindow({ period }, timezone, NOW)).toEqual({ from: new Date(shared.from), to: new Date(shared.to), expression: shared.expression });
       }
-      expect(error).toBeInstanceOf(ProblemError);
-      expect((error as ProblemError).kind).toBe('invalid-window');
-      expect((error as ProblemError).remediation).toMatch(/last N days/);
     }
+  });
+
+  it('takes from/to over period, as the analytics reads do', () => {
+    const window = resolveWindow({ from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00+01:00', period: 'today' }, 'UTC', NOW);
+    expect(window).toEqual({ from: new Date('2026-03-01T00:00:00Z'), to: new Date('2026-03-01T23:00:00Z'), expression: null });
+  });
+
+  it('refuses what the shared resolver refuses, with its kinds', () => {
+    const kindOf = (input: Parameters<typeof resolveWindow>[0]): string | undefined => {
+      try {
+        resolveWindow(input, 'UTC', NOW);
+        return undefined;
+      } catch (error) {
+        expect(error).toBeInstanceOf(ProblemError);
+        return (error as ProblemError).kind;
+      }
+    };
+    expect(kindOf({ period: 'soon' })).toBe('invalid-window');
+    expect(kindOf({ from: '2026-03-02T00:00:00Z', to: '2026-03-01T00:00:00Z' })).toBe('invalid-window');
+    // The ledger's bound is wider than analytics': 3,660 days pass, one more day does not.
+    expect(kindOf({ from: '2016-03-07T00:00:00Z', to: '2026-03-15T00:00:00Z' })).toBeUndefined();
+    expect(CONTACTS_MAX_WINDOW_DAYS).toBe(3660);
+    expect(kindOf({ from: '2016-03-06T00:00:00Z', to: '2026-03-15T00:00:00Z' })).toBe('window-too-large');
   });
 });

@@ -1,6 +1,6 @@
 // What every part of crm-sync is built from: its own Postgres schema, the outbox that publishes
 // inside its transactions, the bus (RPC to attribution), and the module options.
-import type { Bus, Outbox, RuntimeSettings, SqlStore } from '@sightline/kit';
+import type { Outbox, RuntimeSettings, ServiceBus, SqlStore } from '@sightline/kit';
 import type { Logger } from 'pino';
 
 export interface CrmSyncOptions {
@@ -16,8 +16,8 @@ export interface CrmSyncOptions {
 
 export interface CrmSyncDeps {
   sql: SqlStore;
-  outbox: Outbox;
-  bus: Bus;
+  outbox: Outbox<'crm-sync'>;
+  bus: ServiceBus<'crm-sync'>;
   logger: Logger;
   settings: RuntimeSettings;
   options: CrmSyncOptions;

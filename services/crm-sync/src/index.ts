@@ -5,20 +5,22 @@
 // deal.stage_changed, milestone.reached and crm.members_synced. It answers GET /deals,
 // GET /pipelines and GET /companies (+ /accounts). Where each part lives: README.md.
 import { join } from 'node:path';
-import { createOutbox, defineModule, type ServiceModule } from '@sightline/kit';
+import { createOutbox, defineModule, type RunnableModule } from '@sightline/kit';
 import type { CrmSyncDeps, CrmSyncOptions } from './deps';
 import { importAdminRoutes } from './imports/imports.admin';
+import { registerCrmSyncMetrics } from './metrics';
 import { readRpcHandlers } from './reads/reads.rpc';
 import { syncParts } from './sync/sync.parts';
 import { writebackParts } from './writeback/writeback.parts';
 
-export function createCrmSyncModule(options: CrmSyncOptions = {}): ServiceModule {
+export function createCrmSyncModule(options: CrmSyncOptions = {}): RunnableModule {
   return defineModule({
     name: 'crm-sync',
     needs: { postgres: { schema: 'crm_sync', migrationsDir: join(__dirname, '..', 'migrations', 'postgres') } },
     async create(ctx) {
-      const sql = ctx.postgres!;
+      const sql = ctx.postgres;
       const outbox = createOutbox(sql, ctx.bus, ctx.logger);
+      registerCrmSyncMetrics(ctx.metrics, sql);
       const deps: CrmSyncDeps = { sql, outbox, bus: ctx.bus, logger: ctx.logger, settings: ctx.settings, options };
       const sync = syncParts(deps);
       const writeback = writebackParts(deps);
@@ -32,8 +34,6 @@ export function createCrmSyncModule(options: CrmSyncOptions = {}): ServiceModule
           writeback.adminRoutes(router);
         },
         async start() {
-          // Write-back statuses wait durably in contacts' queue even before contacts is deployed.
-          await ctx.bus.declareQueue('contacts', ['outcome.writeback_updated']);
           outbox.start();
           await sync.start?.();
         },

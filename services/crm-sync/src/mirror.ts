@@ -7,7 +7,7 @@
 // statements per call (read what exists, write everything), never a round trip per record.
 import { createHash } from 'node:crypto';
 import type { Outbox, OutboxMessage, SqlExecutor } from '@sightline/kit';
-import { stageKey, type CrmMembersSyncedV1, type DealCreatedV1, type MilestoneReachedV1, type StageBucket } from '@sightline/proto-schemas';
+import { stageKey, type DealCreatedV1, type MessagePayloads, type PublishedBy, type StageBucket } from '@sightline/proto-schemas';
 import type { CrmCompany, CrmContact, CrmDeal, CrmPipeline, CrmRecords, CrmStage, MirrorScope } from './records';
 
 export interface ApplyResult {
@@ -28,8 +28,8 @@ export function recordId(...parts: string[]): string {
 export const companyId = (scope: MirrorScope, crmId: string): string => recordId(scope.websiteId, scope.provider, 'company', crmId);
 export const dealId = (scope: MirrorScope, crmId: string): string => recordId(scope.websiteId, scope.provider, 'deal', crmId);
 
-export async function applyRecords(tx: SqlExecutor, outbox: Outbox, scope: MirrorScope, records: CrmRecords): Promise<ApplyResult> {
-  const messages: OutboxMessage[] = [];
+export async function applyRecords(tx: SqlExecutor, outbox: Outbox<'crm-sync'>, scope: MirrorScope, records: CrmRecords): Promise<ApplyResult> {
+  const messages: OutboxMessage<PublishedBy<'crm-sync'>>[] = [];
   const companiesToAnnounce = new Set<string>();
   await upsertPipelines(tx, scope, newest(records.pipelines ?? [], (p) => p.id, () => 0));
   for (const crmId of await upsertCompanies(tx, scope, newest(records.companies ?? [], (c) => c.crm_id, (c) => Date.parse(c.updated_at)))) companiesToAnnounce.add(crmId);
@@ -57,8 +57,8 @@ function newest<T>(records: readonly T[], idOf: (r: T) => string, timeOf: (r: T)
   return [...byId.values()];
 }
 
-function message<P>(scope: MirrorScope, type: OutboxMessage['type'], payload: P): OutboxMessage<P> {
-  return { type, workspace_id: scope.workspaceId, website_id: scope.websiteId, source: scope.source, payload };
+function message<T extends PublishedBy<'crm-sync'>>(scope: MirrorScope, type: T, payload: MessagePayloads[T]): OutboxMessage<T> {
+  return { type, workspace_id: scope.workspaceId, website_id: scope.websiteId, source: scope.source, payload } as OutboxMessage<T>;
 }
 
 const normalEmail = (email: string | null): string | null => email?.trim().toLowerCase() || null;
@@ -99,7 +99,7 @@ interface StoredContact {
   updated_at: Date;
 }
 
-async function applyContacts(tx: SqlExecutor, scope: MirrorScope, contacts: CrmContact[], messages: OutboxMessage[], companies: Set<string>): Promise<void> {
+async function applyContacts(tx: SqlExecutor, scope: MirrorScope, contacts: CrmContact[], messages: OutboxMessage<PublishedBy<'crm-sync'>>[], companies: Set<string>): Promise<void> {
   if (contacts.length === 0) return;
   const stored = await tx.query<StoredContact>(
     'SELECT crm_id, email, lifecycle_stage, company_crm_id, updated_at FROM crm_contacts WHERE website_id = $1 AND provider = $2 AND crm_id = ANY($3)',
@@ -129,7 +129,7 @@ async function applyContacts(tx: SqlExecutor, scope: MirrorScope, contacts: CrmC
     }
     if (c.lifecycle_stage && stageKey(c.lifecycle_stage) !== '' && old?.lifecycle_stage !== c.lifecycle_stage && email) {
       const stage = stageKey(c.lifecycle_stage);
-      messages.push(message<MilestoneReachedV1>(scope, 'milestone.reached', {
+      messages.push(message(scope, 'milestone.reached', {
         milestone_id: `${scope.provider}:contact:${c.crm_id}:${stage}`, website_id: scope.websiteId, workspace_id: scope.workspaceId,
         stage, occurred_at: c.updated_at, identity_id: null, conversion_id: null, email,
         deal_id: null, company_id: c.company_crm_id ? companyId(scope, c.company_crm_id) : null, amount: null, currency: null,
@@ -168,7 +168,7 @@ async function emailsOf(tx: SqlExecutor, scope: MirrorScope, crmIds: string[]): 
 }
 
 /** Applies deals; returns the crm ids of deals whose people changed (their member lists are announced). */
-async function applyDeals(tx: SqlExecutor, scope: MirrorScope, deals: CrmDeal[], messages: OutboxMessage[]): Promise<string[]> {
+async function applyDeals(tx: SqlExecutor, scope: MirrorScope, deals: CrmDeal[], messages: OutboxMessage<PublishedBy<'crm-sync'>>[]): Promise<string[]> {
   if (deals.length === 0) return [];
   const stored = await tx.query<StoredDeal>(
     'SELECT crm_id, stage_id, bucket, contact_crm_ids, updated_at FROM deals WHERE website_id = $1 AND provider = $2 AND crm_id = ANY($3)',
@@ -215,7 +215,7 @@ async function applyDeals(tx: SqlExecutor, scope: MirrorScope, deals: CrmDeal[],
       company_id: d.company_crm_id ? companyId(scope, d.company_crm_id) : null, contact_emails: dealEmails,
       occurred_at: old ? d.updated_at : d.created_at,
     };
-    const milestone = (stage: string, at: string): OutboxMessage<MilestoneReachedV1> => message(scope, 'milestone.reached', {
+    const milestone = (stage: string, at: string): OutboxMessage<'milestone.reached'> => message(scope, 'milestone.reached', {
       milestone_id: `${scope.provider}:deal:${d.crm_id}:${stage}`, website_id: scope.websiteId, workspace_id: scope.workspaceId, stage, occurred_at: at,
       identity_id: null, conversion_id: null, email: dealEmails[0] ?? null, deal_id: id, company_id: payload.company_id ?? null,
       amount: d.amount, currency: d.currency, subject: 'deal',
@@ -232,7 +232,7 @@ async function applyDeals(tx: SqlExecutor, scope: MirrorScope, deals: CrmDeal[],
 }
 
 /** The full member lists of companies or deals as the mirror holds them now (one query per kind). */
-async function membersMessages(tx: SqlExecutor, scope: MirrorScope, subject: 'company' | 'deal', crmIds: string[]): Promise<OutboxMessage<CrmMembersSyncedV1>[]> {
+async function membersMessages(tx: SqlExecutor, scope: MirrorScope, subject: 'company' | 'deal', crmIds: string[]): Promise<OutboxMessage<'crm.members_synced'>[]> {
   if (crmIds.length === 0) return [];
   const result = subject === 'company'
     ? await tx.query<{ crm_id: string; name: string | null; emails: string[] }>(
@@ -252,7 +252,7 @@ async function membersMessages(tx: SqlExecutor, scope: MirrorScope, subject: 'co
       [scope.websiteId, scope.provider, crmIds],
     );
   const syncedAt = new Date().toISOString();
-  return result.rows.map((r) => message<CrmMembersSyncedV1>(scope, 'crm.members_synced', {
+  return result.rows.map((r) => message(scope, 'crm.members_synced', {
     website_id: scope.websiteId, workspace_id: scope.workspaceId, subject,
     id: subject === 'company' ? companyId(scope, r.crm_id) : dealId(scope, r.crm_id), name: r.name,
     members: r.emails.map((email) => ({ email, conversion_id: null, identity_id: null })),

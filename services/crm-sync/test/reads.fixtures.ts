@@ -7,12 +7,12 @@ import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { ValidateFunction } from 'ajv';
-import { createBus, createLogger, createOutbox, createStoreProvider, runSqlMigrations, type Bus, type SqlStore } from '@sightline/kit';
+import { createBus, createLogger, createOutbox, createStoreProvider, runSqlMigrations, serviceBus, type Bus, type RpcHandler, type SqlStore } from '@sightline/kit';
 import { messageValidator, openApiDocument, type ApiRequest, type ApiResponse, type DealTouchesRequest, type DealTouchesResponse } from '@sightline/proto-schemas';
-import type { CrmSyncDeps } from '../deps';
-import { applyRecords } from '../mirror';
-import type { CrmRecords, MirrorScope } from '../records';
-import { readRpcHandlers } from './reads.rpc';
+import type { CrmSyncDeps } from '../src/deps';
+import { applyRecords } from '../src/mirror';
+import type { CrmRecords, MirrorScope } from '../src/records';
+import { readRpcHandlers } from '../src/reads/reads.rpc';
 
 export type Touches = (request: DealTouchesRequest) => Promise<DealTouchesResponse>;
 
@@ -23,7 +23,7 @@ export interface ReadsFixture {
   attribution: { answer: Touches; calls: DealTouchesRequest[] };
   apply(scope: MirrorScope, records: CrmRecords): Promise<void>;
   /** Calls a read operation across the bus as the gateway would. */
-  read<B = Record<string, unknown>>(operation: 'listDeals' | 'listPipelines' | 'listCompanies', website: TestWebsite, query?: Record<string, unknown>): Promise<ApiResponse<B>>;
+  read<B = Record<string, unknown>>(operation: 'listDeals' | 'listPipelines' | 'listCompanies', website: TestWebsite, query?: Record<string, unknown>, scopes?: string[]): Promise<ApiResponse<B>>;
   close(): Promise<void>;
 }
 
@@ -50,7 +50,7 @@ export async function openReads(options: { rpcTimeoutMs?: number } = {}): Promis
   const logger = createLogger({ level: 'silent' });
   const provider = createStoreProvider({ logger });
   const sql = await provider.sql(`crm_sync_${randomUUID().slice(0, 8)}`);
-  await runSqlMigrations(sql, join(__dirname, '..', '..', 'migrations', 'postgres'));
+  await runSqlMigrations(sql, join(__dirname, '..', 'migrations', 'postgres'));
   const bus = await createBus({ url: `memory://crm-reads-${randomUUID()}`, validator: messageValidator, logger });
   const outbox = createOutbox(sql, bus, logger);
   const attribution: ReadsFixture['attribution'] = { answer: noTouches, calls: [] };
@@ -66,7 +66,7 @@ export async function openReads(options: { rpcTimeoutMs?: number } = {}): Promis
   const deps: CrmSyncDeps = {
     sql,
     outbox,
-    bus,
+    bus: serviceBus(bus, 'crm-sync'),
     logger,
     settings: {
       publicPort: 0, adminPort: 0, adminToken: 'test', publicUrl: 'http://localhost', rpcTimeoutMs: options.rpcTimeoutMs ?? 2_000,
@@ -74,7 +74,7 @@ export async function openReads(options: { rpcTimeoutMs?: number } = {}): Promis
     },
     options: {},
   };
-  await bus.serveRpc({ service: 'crm-sync', methods: readRpcHandlers(deps) });
+  await bus.serveRpc({ service: 'crm-sync', methods: readRpcHandlers(deps) as unknown as Record<string, RpcHandler> });
   return {
     sql,
     bus,
@@ -82,13 +82,13 @@ export async function openReads(options: { rpcTimeoutMs?: number } = {}): Promis
     async apply(scope, records) {
       await sql.transaction((tx) => applyRecords(tx, outbox, scope, records));
     },
-    async read<B>(operation: string, website: TestWebsite, query: Record<string, unknown> = {}) {
+    async read<B>(operation: string, website: TestWebsite, query: Record<string, unknown> = {}, scopes: string[] = ['deals:read']) {
       const request: ApiRequest = {
         operation,
         request_id: randomUUID(),
         workspace: { id: website.workspace_id, name: 'Acme', timezone: 'UTC', currency: 'EUR', plan: 'pro' },
         website: { id: website.id, domain: website.domain, timezone: 'UTC', currency: 'EUR' },
-        key: { id: 'k', scopes: ['deals:read'] },
+        key: { id: 'k', scopes },
         params: {},
         query,
         body: null,

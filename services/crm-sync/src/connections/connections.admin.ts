@@ -5,9 +5,9 @@
 //   POST   /crm/connections/:id/sync   sync now (?full=true re-reads everything); 202
 //   DELETE /crm/connections/:id        disconnect (credentials erased, mirrored records kept)
 // No answer ever carries credentials: the views are built from columns that exclude them.
-import type { NextFunction, Request, Response, Router } from 'express';
+import type { Request, Router } from 'express';
 import type { Logger } from 'pino';
-import { ProblemError, renderProblem, requestIdMiddleware, requestIdOf, sendProblem } from '@sightline/kit';
+import { adminRoute as route, ProblemError } from '@sightline/kit';
 import type { Connector, Credentials } from '../connectors/connector';
 import type { SyncRunner } from '../sync/sync-runner';
 import { ConnectionsRepo, type ConnectionView } from './connections.repo';
@@ -19,11 +19,8 @@ export interface ConnectionsAdminDeps {
   box: CredentialsBox;
   providers: readonly string[];
   connectorFor: (provider: string) => Connector | null;
-  publicUrl: () => string;
   logger: Logger;
 }
-
-type Handler = (req: Request) => Promise<{ status: number; body: unknown }>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_CREDENTIAL_FIELDS = 10;
@@ -31,19 +28,6 @@ const MAX_CREDENTIAL_CHARS = 4096;
 
 export function connectionsAdminRoutes(router: Router, deps: ConnectionsAdminDeps): void {
   const { repo, runner } = deps;
-  // Each route answers its own errors: the shared admin router has no error handler after ours.
-  const route = (handler: Handler) => (req: Request, res: Response, next: NextFunction) => {
-    if (!requestIdOf(res)) requestIdMiddleware(req, res, () => undefined);
-    handler(req).then(
-      ({ status, body }) => res.status(status).json(body),
-      (error: unknown) => {
-        const problem = renderProblem(error, requestIdOf(res), deps.publicUrl());
-        if (problem.unexpected) deps.logger.error({ reason: error instanceof Error ? error.message : String(error), requestId: requestIdOf(res) }, 'crm connections admin request failed');
-        if (res.headersSent) return next(error);
-        sendProblem(res, problem);
-      },
-    );
-  };
 
   router.post('/crm/connections', route(async (req) => {
     const input = parseAdd(req.body, deps);

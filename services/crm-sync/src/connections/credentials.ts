@@ -1,17 +1,11 @@
-// Connection credentials at rest: JSON sealed with AES-256-GCM, bound to the connection's id (as
-// additional authenticated data, so a sealed value copied onto another row does not open). The
-// 32-byte key comes from HKDF-SHA256 over options.credentialsKey, or over the runtime's cursor
-// secret when no key is configured (README "Credentials"). Layout: version (1) | iv (12) | tag (16) | ciphertext.
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+// Connection credentials at rest: sealed with the kit's sealing box (AES-256-GCM, bound to the
+// connection's id). The key comes from options.credentialsKey, or from the runtime's cursor secret
+// when no key is configured (README "Credentials"). The salt and info are crm-sync's own, so
+// credentials sealed before the box moved to the kit still open.
+import { SealError, sealingBox } from '@sightline/kit';
 import type { Credentials } from '../connectors/connector';
 
-const VERSION = 1;
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
-
-export class CredentialsError extends Error {
-  override name = 'CredentialsError';
-}
+export { SealError as CredentialsError };
 
 export interface CredentialsBox {
   seal(connectionId: string, credentials: Credentials): Buffer;
@@ -20,34 +14,12 @@ export interface CredentialsBox {
 
 /** A box keyed by `secret` (any non-empty string; its entropy is what protects the credentials). */
 export function credentialsBox(secret: string): CredentialsBox {
-  if (secret.length === 0) throw new CredentialsError('the credentials key is empty');
-  const key = Buffer.from(hkdfSync('sha256', secret, 'sightline/crm-sync', 'connection credentials v1', 32));
-  return {
-    seal(connectionId, credentials) {
-      const iv = randomBytes(IV_BYTES);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
-      cipher.setAAD(Buffer.from(connectionId));
-      const body = Buffer.concat([cipher.update(JSON.stringify(credentials), 'utf8'), cipher.final()]);
-      return Buffer.concat([Buffer.from([VERSION]), iv, cipher.getAuthTag(), body]);
-    },
-    open(connectionId, sealed) {
-      if (sealed.length < 1 + IV_BYTES + TAG_BYTES || sealed[0] !== VERSION) {
-        throw new CredentialsError('the stored credentials are missing or in an unknown format; add the connection again');
-      }
-      const iv = sealed.subarray(1, 1 + IV_BYTES);
-      const tag = sealed.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES);
-      const decipher = createDecipheriv('aes-256-gcm', key, iv);
-      decipher.setAAD(Buffer.from(connectionId));
-      decipher.setAuthTag(tag);
-      let text: string;
-      try {
-        text = Buffer.concat([decipher.update(sealed.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
-      } catch {
-        throw new CredentialsError('the stored credentials cannot be opened with the configured key (was SIGHTLINE_CREDENTIALS_KEY changed?); add the connection again');
-      }
-      return JSON.parse(text) as Credentials;
-    },
-  };
+  return sealingBox<Credentials>(secret, {
+    salt: 'sightline/crm-sync',
+    info: 'connection credentials v1',
+    remedy: 'add the connection again',
+    setting: 'SIGHTLINE_CREDENTIALS_KEY',
+  });
 }
 
 /** The module's box: keyed by options.credentialsKey, else by the runtime's cursor secret. */

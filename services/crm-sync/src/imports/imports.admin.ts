@@ -7,8 +7,8 @@
 // Answers {accepted, rejected: [{index, reason}], messages}. Re-sending a batch is harmless: the
 // mirror updates in place and announces nothing new; attribution keeps the newest copy of a spend
 // row or an order.
-import type { Request, Response, Router } from 'express';
-import { ProblemError, renderProblem, requestIdMiddleware, requestIdOf, sendProblem, type OutboxMessage, type SqlExecutor } from '@sightline/kit';
+import type { Request, Router } from 'express';
+import { adminRoute, ProblemError, type OutboxMessage, type SqlExecutor } from '@sightline/kit';
 import type { CrmSyncDeps } from '../deps';
 import { applyRecords } from '../mirror';
 import type { CrmPipeline, CrmRecords, MirrorScope } from '../records';
@@ -101,7 +101,7 @@ async function applyMirrorBatch(deps: CrmSyncDeps, batch: ImportBatch): Promise<
 }
 
 async function publishBatch(deps: CrmSyncDeps, batch: ImportBatch): Promise<ImportBatchResult> {
-  let outgoing: OutboxMessage[];
+  let outgoing: OutboxMessage<'ads.report_imported' | 'store.orders_imported'>[];
   let accepted: number;
   let rejected: Rejection[];
   const envelope = { workspace_id: batch.scope.workspaceId, website_id: batch.scope.websiteId, source: IMPORT_PROVIDER };
@@ -127,21 +127,10 @@ async function publishBatch(deps: CrmSyncDeps, batch: ImportBatch): Promise<Impo
 }
 
 export function importAdminRoutes(router: Router, deps: CrmSyncDeps): void {
-  router.post('/crm/imports/:kind', requestIdMiddleware, (req: Request, res: Response) => {
-    const work = async (): Promise<ImportBatchResult> => {
-      const batch = batchOf(req);
-      const result = batch.kind === 'spend' || batch.kind === 'orders' ? await publishBatch(deps, batch) : await applyMirrorBatch(deps, batch);
-      deps.logger.debug({ kind: batch.kind, website: req.query['website'], websiteId: batch.scope.websiteId, ...result, rejected: result.rejected.length }, 'import batch applied');
-      return result;
-    };
-    work().then(
-      (result) => res.json(result),
-      (error: unknown) => {
-        // The admin router has no shared error handler for every module: answer the problem here.
-        const problem = renderProblem(error, requestIdOf(res), deps.settings.publicUrl);
-        if (problem.unexpected) deps.logger.error({ err: error, requestId: requestIdOf(res) }, 'import batch failed');
-        sendProblem(res, problem);
-      },
-    );
-  });
+  router.post('/crm/imports/:kind', adminRoute(async (req: Request) => {
+    const batch = batchOf(req);
+    const result: ImportBatchResult = batch.kind === 'spend' || batch.kind === 'orders' ? await publishBatch(deps, batch) : await applyMirrorBatch(deps, batch);
+    deps.logger.debug({ kind: batch.kind, website: req.query['website'], websiteId: batch.scope.websiteId, ...result, rejected: result.rejected.length }, 'import batch applied');
+    return { status: 200, body: result };
+  }));
 }

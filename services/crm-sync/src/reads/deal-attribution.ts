@@ -36,7 +36,7 @@ export async function attributeDeals(
     deals: deals.map((d) => ({ deal_id: d.id, emails: d.contact_emails.slice(0, MAX_EMAILS_PER_DEAL), created_at: d.created_at.toISOString() })),
   };
   try {
-    const reply = await deps.bus.rpc<DealTouchesResponse>('attribution.getDealTouches', request, { timeoutMs: deps.timeoutMs });
+    const reply = await deps.bus.call('attribution.getDealTouches', request, { timeoutMs: deps.timeoutMs });
     return { byDeal: new Map(reply.deals.map((d) => [d.deal_id, d])), available: true };
   } catch (error) {
     deps.logger.warn({ err: error, websiteId: scope.websiteId, deals: deals.length }, 'attribution unavailable: deals listed without attribution');

@@ -5,7 +5,7 @@ import type { DealTouchesRequest, DealTouchesResponse } from '@sightline/proto-s
 import { companyId, dealId } from '../mirror';
 import type { CrmDeal, CrmRecords } from '../records';
 import { ATTRIBUTION_UNAVAILABLE_NOTE } from './deal-attribution';
-import { newWebsite, noTouches, openReads, schemaErrors, scopeOf, type ReadsFixture, type TestWebsite } from './reads.test-fixtures';
+import { newWebsite, noTouches, openReads, schemaErrors, scopeOf, type ReadsFixture, type TestWebsite } from '../../test/reads.fixtures';
 
 type Row = Record<string, unknown> & { id: string };
 interface DealsBody {
@@ -189,5 +189,19 @@ describe('GET /deals (crm-sync.listDeals)', () => {
       }
       expect(reply.body.meta).toMatchObject({ attribution_available: false, note: ATTRIBUTION_UNAVAILABLE_NOTE });
     }
+  });
+
+  it('masks CRM contact ids that are personal data for a key without pii:read, and shows them with it (finding 6)', async () => {
+    const imported = newWebsite();
+    const ids = ['ada@example.com', '+441234567858', 'Ada Lovelace', '51'];
+    await fx.apply(scopeOf(imported, 'import'), { deals: [deal('i-pii', { contact_crm_ids: ids })] });
+    const masked = await list({}, imported);
+    expect(masked.body.data[0]?.['crm_contact_ids']).toEqual(expect.arrayContaining(['a***@example.com', '+44********58', 'A. L.', '51']));
+    expect(JSON.stringify(masked.body)).not.toContain('ada@example.com');
+    expect(masked.body.meta).toMatchObject({ pii_included: false, pii_note: expect.stringContaining('pii:read') });
+    const full = await fx.read<DealsBody>('listDeals', imported, {}, ['deals:read', 'pii:read']);
+    expect(full.body.data[0]?.['crm_contact_ids']).toEqual(expect.arrayContaining(ids));
+    expect(full.body.meta).toMatchObject({ pii_included: true });
+    expect(full.body.meta['pii_note']).toBeUndefined();
   });
 });

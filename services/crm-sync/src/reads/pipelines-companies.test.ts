@@ -2,9 +2,9 @@
 import { RpcRemoteError } from '@sightline/kit';
 import { companyId } from '../mirror';
 import type { CrmRecords } from '../records';
-import { normaliseDomain } from './reads.rpc';
+import { companyDomain as normaliseDomain } from '@sightline/kit';
 import { stageVocabulary } from './reads.present';
-import { newWebsite, openReads, schemaErrors, scopeOf, type ReadsFixture, type TestWebsite } from './reads.test-fixtures';
+import { newWebsite, openReads, schemaErrors, scopeOf, type ReadsFixture, type TestWebsite } from '../../test/reads.fixtures';
 
 type Row = Record<string, unknown>;
 interface ListBody {

@@ -1,5 +1,6 @@
 // The public shapes of the mirror's records (OpenAPI Deal, Company, Pipeline) and what meta says
 // about them. Deal rows carry no personal data: the deal contacts' emails stay inside the service.
+import { maskEmail, maskName, maskPhone, piiNote } from '@sightline/kit';
 import { stageKey } from '@sightline/proto-schemas';
 import { companyId } from '../mirror';
 import type { DealAttribution } from './deal-attribution';
@@ -12,7 +13,7 @@ export const DEAL_DEFINITIONS: Record<string, string> = {
   'stage.normalized_bucket': 'open, won, lost or other, decided from the CRM\'s stage metadata; stage names are customer-chosen, rely on the bucket.',
   pipeline: 'Id of the deal\'s pipeline (GET /pipelines); pipeline_name is its name.',
   company_id: 'Id of the deal\'s company, as in GET /companies.',
-  crm_contact_ids: 'The deal\'s contacts, by their ids in the CRM.',
+  crm_contact_ids: 'The deal\'s contacts, by their ids in the CRM. Without pii:read, an id that is personal data (an email, a +phone number, or a name with spaces, as imports may use) is masked like a contact\'s email, phone or name.',
   contact_ids: 'Sightline contacts (GET /contacts/{id}: one per conversion) whose email is the email of one of the deal\'s CRM contacts, newest first, at most 100.',
   first_touch: 'The earliest session of the deal\'s people (every device, through the identity graph) that started at or before the deal was created.',
   last_touch: 'The latest session of the deal\'s people that started at or before the deal was created.',
@@ -30,7 +31,21 @@ export const PIPELINE_DEFINITIONS: Record<string, string> = {
 
 const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
 
-export function presentDeal(websiteId: string, row: DealRow, attribution: DealAttribution | null) {
+/** meta.pii_note of a deals page whose contact ids were masked. */
+export const DEALS_PII_NOTE = piiNote('CRM contact ids that are emails, phone numbers or names');
+
+/**
+ * A CRM contact id as a key without pii:read may see it. CRM ids are opaque (HubSpot's are numbers),
+ * but an import may key its contacts by email, phone or name: those are personal data.
+ */
+export function maskCrmContactId(id: string): string {
+  if (id.includes('@')) return maskEmail(id);
+  if (id.trim().startsWith('+')) return maskPhone(id);
+  if (/\s/.test(id.trim())) return maskName(id);
+  return id;
+}
+
+export function presentDeal(websiteId: string, row: DealRow, attribution: DealAttribution | null, piiIncluded = true) {
   return {
     id: row.id,
     crm_id: row.crm_id,
@@ -47,7 +62,7 @@ export function presentDeal(websiteId: string, row: DealRow, attribution: DealAt
     pipeline_name: row.pipeline_name,
     // The same id the mirror's messages and GET /companies use.
     company_id: row.company_crm_id === null ? null : companyId({ websiteId, workspaceId: '', provider: row.provider, source: '' }, row.company_crm_id),
-    crm_contact_ids: row.contact_crm_ids,
+    crm_contact_ids: piiIncluded ? row.contact_crm_ids : row.contact_crm_ids.map(maskCrmContactId),
     contact_ids: attribution?.contact_ids ?? null,
     first_touch: attribution?.first_touch ?? null,
     last_touch: attribution?.last_touch ?? null,

@@ -2,13 +2,14 @@
 // same method, so both paths answer identically). The gateway has authenticated the key
 // (deals:read), resolved the website and validated, coerced and clamped the query. A website with
 // no CRM data at all is 409 crm-not-connected, never an empty list.
-import { CursorCodec, ProblemError, type RpcHandler } from '@sightline/kit';
+import { companyDomain, CursorCodec, hasPii, metaHead, ProblemError, type RpcMap } from '@sightline/kit';
 import { LIMITS, STAGE_BUCKETS, type ApiRequest, type ApiResponse, type StageBucket } from '@sightline/proto-schemas';
 import type { CrmSyncDeps } from '../deps';
 import { ATTRIBUTION_UNAVAILABLE_NOTE, attributeDeals, attributionTimeoutMs } from './deal-attribution';
 import {
   COMPANY_DEFINITIONS,
   DEAL_DEFINITIONS,
+  DEALS_PII_NOTE,
   PIPELINE_DEFINITIONS,
   presentCompany,
   presentDeal,
@@ -58,15 +59,11 @@ function positionOf(cursors: CursorCodec, scope: string, cursor: string | undefi
 }
 
 function metaOf(website: Website, extra: Record<string, unknown>) {
-  return { website_id: website.id, website: website.domain, timezone: website.timezone, currency: website.currency, ...extra };
+  return { ...metaHead(website), ...extra };
 }
 
-/** `example.com`, `https://www.Example.com/about` → `example.com`. */
-export function normaliseDomain(raw: string): string {
-  return raw.trim().toLowerCase().replace(/^[a-z][a-z0-9+.-]*:\/\//, '').replace(/[/?#].*$/, '').replace(/^www\./, '');
-}
 
-export function readRpcHandlers(deps: CrmSyncDeps): Record<string, RpcHandler> {
+export function readRpcHandlers(deps: CrmSyncDeps): RpcMap<'crm-sync'> {
   const repo = new ReadsRepo(deps.sql);
   const cursors = new CursorCodec(deps.settings.cursorSecret);
   const timeoutMs = attributionTimeoutMs(deps.settings.rpcTimeoutMs);
@@ -78,8 +75,7 @@ export function readRpcHandlers(deps: CrmSyncDeps): Record<string, RpcHandler> {
   };
 
   return {
-    'crm-sync.listDeals': async (raw: unknown): Promise<ApiResponse> => {
-      const request = raw as ApiRequest<DealsQuery>;
+    'crm-sync.listDeals': async (request: ApiRequest<DealsQuery>): Promise<ApiResponse> => {
       const query = request.query;
       const website = await connectedWebsite(request);
       const bucket = query.stage_bucket;
@@ -101,10 +97,13 @@ export function readRpcHandlers(deps: CrmSyncDeps): Record<string, RpcHandler> {
       const page = rows.slice(0, limit);
       const totalCount = flag(query.total_count) ? await repo.countDeals(filters) : null;
       const attribution = await attributeDeals({ ...deps, timeoutMs }, { workspaceId: request.workspace.id, websiteId: website.id }, page);
+      const piiIncluded = hasPii(request.key.scopes);
       const last = page.at(-1);
       const body: Record<string, unknown> = {
-        data: page.map((row) => presentDeal(website.id, row, attribution.byDeal.get(row.id) ?? null)),
+        data: page.map((row) => presentDeal(website.id, row, attribution.byDeal.get(row.id) ?? null, piiIncluded)),
         meta: metaOf(website, {
+          pii_included: piiIncluded,
+          ...(piiIncluded ? {} : { pii_note: DEALS_PII_NOTE }),
           row_count: page.length,
           truncated: hasMore,
           has_more: hasMore,
@@ -118,8 +117,7 @@ export function readRpcHandlers(deps: CrmSyncDeps): Record<string, RpcHandler> {
       return { status: 200, body };
     },
 
-    'crm-sync.listPipelines': async (raw: unknown): Promise<ApiResponse> => {
-      const request = raw as ApiRequest;
+    'crm-sync.listPipelines': async (request: ApiRequest): Promise<ApiResponse> => {
       const website = await connectedWebsite(request);
       const [pipelines, lifecycle] = await Promise.all([repo.pipelines(website.id), repo.lifecycleStages(website.id)]);
       return {
@@ -131,11 +129,10 @@ export function readRpcHandlers(deps: CrmSyncDeps): Record<string, RpcHandler> {
       };
     },
 
-    'crm-sync.listCompanies': async (raw: unknown): Promise<ApiResponse> => {
-      const request = raw as ApiRequest<CompaniesQuery>;
+    'crm-sync.listCompanies': async (request: ApiRequest<CompaniesQuery>): Promise<ApiResponse> => {
       const query = request.query;
       const website = await connectedWebsite(request);
-      const domain = query.domain === undefined ? undefined : normaliseDomain(query.domain);
+      const domain = query.domain === undefined ? undefined : companyDomain(query.domain);
       if (domain === '') throw invalid('domain is empty.', 'Send a domain such as example.com, or leave the parameter out.');
       const filters: CompanyFilters = { websiteId: website.id, domain };
       const scope = JSON.stringify(['companies', website.id, domain ?? null]);

@@ -61,7 +61,6 @@ export function syncParts(deps: CrmSyncDeps): Pick<ModuleInstance, 'schedules' |
         box,
         providers: PROVIDERS,
         connectorFor: connector,
-        publicUrl: () => deps.settings.publicUrl,
         logger,
       });
     },

@@ -6,16 +6,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { defineModule, loadConfig, startModules, type Envelope, type RunningProcess, type ServiceModule, type SqlStore } from '@sightline/kit';
+import { defineStandIn, loadConfig, startModules, type Envelope, type RunningProcess, type RunnableModule, type SqlStore } from '@sightline/kit';
 import type { DealStageChangedV1, MilestoneReachedV1, CrmMembersSyncedV1, DealCreatedV1 } from '@sightline/proto-schemas';
 import { createCrmSyncModule } from '../index';
-import { FakeHubspot, seedExampleCrm, type ExampleCrm } from '../testing/hubspot-server';
+import { FakeHubspot, seedExampleCrm, type ExampleCrm } from '../../test/hubspot-server';
 
 const CAPTURED = ['deal.created', 'deal.stage_changed', 'milestone.reached', 'crm.members_synced'] as const;
 
 /** A module that only listens: everything crm-sync publishes, as the bus delivers it. */
-function captureModule(into: Envelope[]): ServiceModule {
-  return defineModule({
+function captureModule(into: Envelope[]): RunnableModule {
+  return defineStandIn({
     name: 'capture',
     needs: {},
     async create() {

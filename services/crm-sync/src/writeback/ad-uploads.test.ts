@@ -1,7 +1,7 @@
 // The Google Ads and Meta clients against the local stand-in servers: payloads built by plan.ts
 // pass the documented checks, and each documented error shape maps to done / retry / dead.
 import { MESSAGE_EXAMPLES, type OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
-import { googleError, googlePartialFailure, metaError, startAdPlatformsServer, type AdPlatformsServer } from '../testing/ad-platforms-server';
+import { googleError, googlePartialFailure, metaError, startAdPlatformsServer, type AdPlatformsServer } from '../../test/ad-platforms-server';
 import { ProviderError } from '../connectors/connector';
 import { conversionSignal } from './conversion';
 import { googleUploadBody, parseGoogleAdsSettings, uploadClickConversions, type GoogleUploadBody } from './google-ads';

@@ -1,7 +1,7 @@
 // The consumer of outcome.writeback_requested: decides the destinations (plan.ts) and records
 // them in the queue with their first status, in one transaction with the status messages. A
 // redelivered request finds its rows and changes nothing.
-import type { Envelope, Outbox, SqlExecutor, SqlStore } from '@sightline/kit';
+import type { Outbox, SqlExecutor, SqlStore, TypedEnvelope } from '@sightline/kit';
 import type { OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
 import { adDestinations, connectedProvider } from './connection';
 import { CRM_SOURCE_PREFIX, planWriteback, type PlannedRow } from './plan';
@@ -22,14 +22,14 @@ import { mergeOlderChanges, trimByNewer } from './supersede';
 
 export interface EnqueueDeps {
   sql: SqlStore;
-  outbox: Outbox;
+  outbox: Outbox<'crm-sync'>;
   maxAttempts: number;
   now: () => Date;
 }
 
 /** Records a request's write-backs; returns how many rows are queued for the worker. */
-export async function enqueueWriteback(deps: EnqueueDeps, envelope: Envelope): Promise<number> {
-  const request = envelope.payload as OutcomeWritebackRequestedV1;
+export async function enqueueWriteback(deps: EnqueueDeps, envelope: TypedEnvelope<'outcome.writeback_requested'>): Promise<number> {
+  const request = envelope.payload;
   // The change's own time orders requests of one contact (a redelivery keeps it).
   const changedAt = new Date(envelope.occurred_at);
   return deps.sql.transaction(async (tx) => {

@@ -23,7 +23,7 @@ export function statusPayload(row: WritebackRow): OutcomeWritebackUpdatedV1 {
   };
 }
 
-export function statusMessage(row: WritebackRow): OutboxMessage<OutcomeWritebackUpdatedV1> {
+export function statusMessage(row: WritebackRow): OutboxMessage<'outcome.writeback_updated'> {
   return {
     type: 'outcome.writeback_updated',
     source: STATUS_SOURCE,

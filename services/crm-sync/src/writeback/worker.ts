@@ -3,7 +3,7 @@
 // transaction. Retryable failures (429, 5xx, network, timeouts) come back after an exponential
 // backoff that honours the destination's Retry-After; after max_attempts, or at once for a
 // permanent error, the row is dead: the dead-letter state an operator can retry from.
-import type { Outbox, SqlStore } from '@sightline/kit';
+import { createQueueWorker, type Outbox, type QueueWorker, type SqlStore } from '@sightline/kit';
 import type { OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
 import type { Logger } from 'pino';
 import type { CredentialsBox } from '../connections/credentials';
@@ -35,14 +35,7 @@ export interface WorkerDeps {
   callTimeoutMs: number;
 }
 
-export interface Worker {
-  /** Works every due row (again, if called while running); resolves with how many were processed. */
-  runDue(): Promise<number>;
-  /** runDue in the background (after a request was queued). */
-  kick(): void;
-  /** Waits for the round in flight. */
-  stop(): Promise<void>;
-}
+export type Worker = QueueWorker;
 
 /** What one attempt came to, before it is recorded. */
 type Attempt =
@@ -54,49 +47,14 @@ const PLATFORM_URLS: Record<AdPlatform, string> = { google_ads: GOOGLE_ADS_URL, 
 const PLATFORM_NAMES: Record<AdPlatform, string> = { google_ads: 'Google Ads', meta_ads: 'Meta' };
 
 export function createWorker(deps: WorkerDeps): Worker {
-  let round: Promise<number> | null = null;
-  let again = false;
-  let stopped = false;
-
-  const loop = async (): Promise<number> => {
-    let processed = 0;
-    do {
-      again = false;
-      for (;;) {
-        if (stopped) return processed;
-        const now = deps.now();
-        const rows = await claimDue(deps.sql, now, new Date(now.getTime() + deps.leaseMs), deps.batchSize);
-        for (const row of rows) {
-          await processRow(deps, row);
-          processed += 1;
-        }
-        if (rows.length < deps.batchSize) break;
-      }
-    } while (again);
-    return processed;
-  };
-
-  const runDue = (): Promise<number> => {
-    if (round) {
-      again = true;
-      return round;
-    }
-    round = loop().finally(() => {
-      round = null;
-    });
-    return round;
-  };
-
-  return {
-    runDue,
-    kick() {
-      runDue().catch((error: unknown) => deps.logger.error({ err: error }, 'write-back: queue round failed'));
-    },
-    async stop() {
-      stopped = true;
-      await round?.catch(() => undefined);
-    },
-  };
+  return createQueueWorker<WritebackRow>({
+    claim: (now, leaseUntil, limit) => claimDue(deps.sql, now, leaseUntil, limit),
+    work: (row) => processRow(deps, row),
+    onError: (error, row) => deps.logger.error({ err: error, writeback: row?.id }, row ? 'write-back: row failed unexpectedly; it is retried when its lease ends' : 'write-back: queue round failed'),
+    now: deps.now,
+    leaseMs: deps.leaseMs,
+    batchSize: deps.batchSize,
+  });
 }
 
 async function processRow(deps: WorkerDeps, row: WritebackRow): Promise<void> {

@@ -6,7 +6,7 @@
 //   GET    /admin/crm/ad-destinations?website_id=
 //   PUT    /admin/crm/ad-destinations/:website_id/:platform   {workspace_id, credentials, settings}
 //   DELETE /admin/crm/ad-destinations/:website_id/:platform
-import type { ModuleInstance, Outbox, SqlStore } from '@sightline/kit';
+import { adminRoute, ProblemError, type ModuleInstance, type Outbox, type SqlStore } from '@sightline/kit';
 import type { WritebackStatus } from '@sightline/proto-schemas';
 import type { CredentialsBox } from '../connections/credentials';
 import type { Credentials } from '../connectors/connector';
@@ -21,7 +21,7 @@ type AdminRouter = Parameters<NonNullable<ModuleInstance['adminRoutes']>>[0];
 
 export interface WritebackAdminDeps {
   sql: SqlStore;
-  outbox: Outbox;
+  outbox: Outbox<'crm-sync'>;
   box: CredentialsBox;
   now: () => Date;
   /** Starts a queue round after a retry. */
@@ -55,61 +55,48 @@ function present(row: WritebackRow, withPayload: boolean) {
   };
 }
 
+const noSuchWriteback = (): ProblemError => new ProblemError('not-found', { detail: 'No such write-back.', remediation: 'List them with GET /admin/crm/writebacks (or `sightline`).' });
+
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 export function writebackAdminRoutes(router: AdminRouter, deps: WritebackAdminDeps): void {
-  router.get('/crm/writebacks', (req, res, next) => {
+  router.get('/crm/writebacks', adminRoute(async (req) => {
     const status = text(req.query['status']);
     if (status !== undefined && !STATUSES.includes(status as WritebackStatus)) {
-      res.status(400).json({ error: `status must be one of ${STATUSES.join(', ')}` });
-      return;
+      throw new ProblemError('invalid-request', { detail: `Unknown write-back status "${status}".`, remediation: 'Use one of the allowed statuses.', allowed: STATUSES });
     }
     const conversionId = text(req.query['conversion_id']);
     if (conversionId !== undefined && !UUID.test(conversionId)) {
-      res.status(400).json({ error: 'conversion_id must be a UUID' });
-      return;
+      throw new ProblemError('invalid-request', { detail: 'conversion_id must be a UUID.', remediation: 'Send the contact id as GET /v1/contacts shows it.' });
     }
     const limit = Math.min(500, Math.max(1, Number(text(req.query['limit']) ?? 100) || 100));
-    listRows(deps.sql, { status: status as WritebackStatus | undefined, websiteId: text(req.query['website_id']), conversionId, limit })
-      .then((rows) => res.json({ data: rows.map((r) => present(r, false)) }), next);
-  });
+    const rows = await listRows(deps.sql, { status: status as WritebackStatus | undefined, websiteId: text(req.query['website_id']), conversionId, limit });
+    return { status: 200, body: { data: rows.map((r) => present(r, false)) } };
+  }));
 
-  router.get('/crm/writebacks/:id', (req, res, next) => {
-    if (!UUID.test(req.params.id)) {
-      res.status(404).json({ error: 'no such write-back' });
-      return;
-    }
-    getRow(deps.sql, req.params.id).then((row) => {
-      if (row) res.json({ data: present(row, true) });
-      else res.status(404).json({ error: 'no such write-back' });
-    }, next);
-  });
+  router.get('/crm/writebacks/:id', adminRoute(async (req) => {
+    const row = UUID.test(String(req.params['id'])) ? await getRow(deps.sql, String(req.params['id'])) : null;
+    if (!row) throw noSuchWriteback();
+    return { status: 200, body: { data: present(row, true) } };
+  }));
 
-  router.post('/crm/writebacks/:id/retry', (req, res, next) => {
-    const id = req.params.id;
-    if (!UUID.test(id)) {
-      res.status(404).json({ error: 'no such write-back' });
-      return;
-    }
-    deps.sql
-      .transaction(async (tx) => {
-        const row = await getRow(tx, id, true);
-        if (!row) return { status: 404, body: { error: 'no such write-back' } };
-        if (!RETRYABLE_STATUSES.includes(row.status)) {
-          return { status: 409, body: { error: `only a dead or failed write-back can be retried; this one is ${row.status}` } };
-        }
-        const requeued = await requeueRow(tx, id, deps.now());
-        await deps.outbox.add(tx, statusMessage(requeued));
-        return { status: 200, body: { data: present(requeued, false) } };
-      })
-      .then((reply) => {
-        if (reply.status === 200) {
-          deps.outbox.wake();
-          deps.kick();
-        }
-        res.status(reply.status).json(reply.body);
-      }, next);
-  });
+  router.post('/crm/writebacks/:id/retry', adminRoute(async (req) => {
+    const id = String(req.params['id']);
+    if (!UUID.test(id)) throw noSuchWriteback();
+    const requeued = await deps.sql.transaction(async (tx) => {
+      const row = await getRow(tx, id, true);
+      if (!row) throw noSuchWriteback();
+      if (!RETRYABLE_STATUSES.includes(row.status)) {
+        throw new ProblemError('conflict', { detail: `Only a dead or failed write-back can be retried; this one is ${row.status}.`, remediation: 'Retry it once it is dead or failed, or leave it: it is still being worked on.' });
+      }
+      const updated = await requeueRow(tx, id, deps.now());
+      await deps.outbox.add(tx, statusMessage(updated));
+      return updated;
+    });
+    deps.outbox.wake();
+    deps.kick();
+    return { status: 200, body: { data: present(requeued, false) } };
+  }));
 
   router.get('/crm/ad-destinations', (req, res, next) => {
     const websiteId = text(req.query['website_id']);
@@ -126,10 +113,7 @@ export function writebackAdminRoutes(router: AdminRouter, deps: WritebackAdminDe
     const { websiteId, platform } = req.params;
     const body = (req.body ?? {}) as Record<string, unknown>;
     const problem = checkDestination(platform, body);
-    if (problem !== null) {
-      res.status(400).json({ error: problem });
-      return;
-    }
+    if (problem !== null) return next(new ProblemError('invalid-request', { detail: problem, remediation: 'Fix the destination as the message says and send it again.' }));
     const sealed = deps.box.seal(adDestinationKey(websiteId, platform as AdPlatform), body['credentials'] as Credentials);
     deps.sql
       .query(
@@ -145,7 +129,7 @@ export function writebackAdminRoutes(router: AdminRouter, deps: WritebackAdminDe
   router.delete('/crm/ad-destinations/:websiteId/:platform', (req, res, next) => {
     deps.sql
       .query('DELETE FROM ad_destinations WHERE website_id = $1 AND platform = $2', [req.params.websiteId, req.params.platform])
-      .then((result) => (result.rowCount > 0 ? res.status(204).end() : res.status(404).json({ error: 'no such ad destination' })), next);
+      .then((result) => (result.rowCount > 0 ? res.status(204).end() : next(new ProblemError('not-found', { detail: 'No such ad destination.', remediation: 'List them with GET /admin/crm/ad-destinations.' }))), next);
   });
 }
 

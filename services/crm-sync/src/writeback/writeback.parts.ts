@@ -2,7 +2,7 @@
 // destination (the website's CRM through its connection's connector, Google Ads and Meta offline
 // conversion uploads), works the queue with retries and a dead-letter state, and publishes every
 // status change as outcome.writeback_updated (shown on the contact detail). See README "Write-back".
-import type { MessageHandler, ModuleInstance, Schedule } from '@sightline/kit';
+import type { ConsumerMap, ModuleInstance, Schedule } from '@sightline/kit';
 import { credentialsBox, type CredentialsBox } from '../connections/credentials';
 import { connectorFor } from '../connectors/registry';
 import type { CrmSyncDeps } from '../deps';
@@ -29,7 +29,7 @@ export interface WritebackOverrides {
 export type WritebackDeps = CrmSyncDeps & { writeback?: WritebackOverrides };
 
 export interface WritebackParts {
-  consumers: Record<string, MessageHandler>;
+  consumers: ConsumerMap<'crm-sync'>;
   schedules: Schedule[];
   adminRoutes: NonNullable<ModuleInstance['adminRoutes']>;
   /** Works every due row now (tests, the admin retry). */

@@ -14,7 +14,7 @@ import {
   createBus,
   createLogger,
   createOutbox,
-  defineModule,
+  defineStandIn,
   loadConfig,
   startModules,
   type Bus,
@@ -27,7 +27,7 @@ import { ConnectionsRepo } from '../connections/connections.repo';
 import { credentialsBox } from '../connections/credentials';
 import { ProviderError, type Connector, type Credentials, type PullPage, type PushResult, type PushTarget } from '../connectors/connector';
 import type { CrmSyncOptions } from '../deps';
-import { googleError, startAdPlatformsServer, type AdPlatformsServer } from '../testing/ad-platforms-server';
+import { googleError, startAdPlatformsServer, type AdPlatformsServer } from '../../test/ad-platforms-server';
 import { writebackParts, type WritebackParts } from './writeback.parts';
 
 const CREDENTIALS_KEY = 'writeback-test-credentials-key';
@@ -88,11 +88,11 @@ describe('outcome write-back (contacts + crm-sync in one process)', () => {
 
   /** crm-sync as index.ts wires it, limited to the write-back part, with the test's seams. */
   const crmSyncModule = (options: CrmSyncOptions) =>
-    defineModule({
+    defineStandIn({
       name: 'crm-sync',
       needs: { postgres: { schema: 'crm_sync', migrationsDir: join(__dirname, '..', '..', 'migrations', 'postgres') } },
       async create(ctx) {
-        const sql = ctx.postgres!;
+        const sql = ctx.postgres;
         const outbox = createOutbox(sql, ctx.bus, ctx.logger);
         crmSql = sql;
         parts = writebackParts({

@@ -1,8 +1,8 @@
-// The HubSpot connector against the local HubSpot (testing/hubspot-server.ts): what a pull
+// The HubSpot connector against the local HubSpot (test/hubspot-server.ts): what a pull
 // yields and in which order, resuming from a cursor, incremental pulls through search (and past
 // its result cap), staying within the stated rate limits, errors, and write-back.
 import { MESSAGE_EXAMPLES, type OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
-import { FakeHubspot, seedExampleCrm, type ExampleCrm, type FakeHubspotOptions } from '../../testing/hubspot-server';
+import { FakeHubspot, seedExampleCrm, type ExampleCrm, type FakeHubspotOptions } from '../../../test/hubspot-server';
 import { ProviderError, type Connector, type PullPage } from '../connector';
 import { createHubspotConnector, type HubspotConnectorOptions } from './hubspot.connector';
 import { stageBucket } from './mapping';

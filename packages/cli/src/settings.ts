@@ -1,0 +1,86 @@
+// Each service's settings: a section of the one validated configuration (kit loadConfig), so a bad
+// value stops `sightline start` naming the variable, and the module gets typed options instead of
+// reading the environment. A service with settings adds its section here and to SETTINGS_SECTIONS.
+import type { ConfigSection } from '@sightline/kit';
+import type { AutomationsOptions } from '@sightline/service-automations';
+import type { CrmSyncOptions } from '@sightline/service-crm-sync';
+
+const httpUrl = { type: 'string', pattern: '^https?://[^\\s]+$' };
+const trimSlash = (url: string): string => url.replace(/\/$/, '');
+
+export const CRM_SYNC_SETTINGS: ConfigSection<CrmSyncOptions> = {
+  service: 'crm-sync',
+  variables: {
+    SIGHTLINE_CREDENTIALS_KEY: { schema: { type: 'string', minLength: 16 }, description: 'Seals stored CRM and chat credentials (AES-256-GCM), e.g. `openssl rand -hex 32`. Default: derived from the cursor secret.' },
+    SIGHTLINE_CRM_SYNC_CRON: { schema: { type: 'string', pattern: '^\\S+( \\S+){4,5}$' }, description: 'When every active connection syncs: a cron expression of 5 or 6 fields. Default every 15 minutes.' },
+    SIGHTLINE_HUBSPOT_URL: { schema: httpUrl, description: "HubSpot's API base URL (tests point it at a local server)." },
+    SIGHTLINE_GOOGLE_ADS_URL: { schema: httpUrl, description: "Google Ads API base URL for offline conversion uploads." },
+    SIGHTLINE_META_ADS_URL: { schema: httpUrl, description: "Meta's Graph API base URL for Conversions API uploads." },
+  },
+  build(values) {
+    const options: CrmSyncOptions = {};
+    const text = (name: string): string | undefined => (values[name] === undefined ? undefined : String(values[name]));
+    const key = text('SIGHTLINE_CREDENTIALS_KEY');
+    if (key !== undefined) options.credentialsKey = key;
+    const cron = text('SIGHTLINE_CRM_SYNC_CRON');
+    if (cron !== undefined) options.syncCron = cron;
+    const hubspot = text('SIGHTLINE_HUBSPOT_URL');
+    if (hubspot !== undefined) options.providerUrls = { hubspot: trimSlash(hubspot) };
+    const ads: Record<string, string> = {};
+    const google = text('SIGHTLINE_GOOGLE_ADS_URL');
+    const meta = text('SIGHTLINE_META_ADS_URL');
+    if (google !== undefined) ads['google_ads'] = trimSlash(google);
+    if (meta !== undefined) ads['meta_ads'] = trimSlash(meta);
+    if (Object.keys(ads).length > 0) options.adPlatformUrls = ads;
+    return options;
+  },
+};
+
+const integer = (minimum: number, maximum: number) => ({ type: 'integer', minimum, maximum });
+
+/** automations (alerts); the key that seals its Slack bot tokens is SIGHTLINE_CREDENTIALS_KEY above (registry.ts passes it). */
+export const AUTOMATIONS_SETTINGS: ConfigSection<AutomationsOptions> = {
+  service: 'automations',
+  variables: {
+    SIGHTLINE_SMTP_URL: { schema: { type: 'string', pattern: '^smtps?://[^\\s]+$' }, description: 'SMTP server alert email is sent through, e.g. smtp://user:pass@mail.example.com:587. Unset: email is kept in the local mailbox (`sightline automations mailbox`).' },
+    SIGHTLINE_EMAIL_FROM: { schema: { type: 'string', minLength: 3, maxLength: 200 }, description: 'From address of alert email. Default "Sightline <alerts@localhost>".' },
+    SIGHTLINE_SLACK_API_URL: { schema: httpUrl, description: "Slack's Web API base URL (tests point it at a local server). Default https://slack.com/api." },
+    SIGHTLINE_LLM_URL: { schema: httpUrl, description: 'OpenAI-compatible API base URL (…/v1) that writes messages of alerts with compose.ai; needs SIGHTLINE_LLM_MODEL.' },
+    SIGHTLINE_LLM_MODEL: { schema: { type: 'string', minLength: 1, maxLength: 200 }, description: 'Model name sent to SIGHTLINE_LLM_URL.' },
+    SIGHTLINE_LLM_API_KEY: { schema: { type: 'string', minLength: 1 }, description: 'Bearer key for SIGHTLINE_LLM_URL, when it needs one.' },
+    SIGHTLINE_AUTOMATIONS_TICK_CRON: { schema: { type: 'string', pattern: '^\\S+( \\S+){4,5}$' }, description: 'When schedule and threshold alerts are evaluated: a cron of 5 or 6 fields. Default every minute.' },
+    SIGHTLINE_AUTOMATIONS_DELIVERY_LEASE_MS: { schema: integer(2_000, 3_600_000), description: 'How long a delivery stays reserved for the worker sending it (a crashed worker\'s deliveries are taken over after it). Default 60000; at least twice the call timeout.' },
+    SIGHTLINE_AUTOMATIONS_CALL_TIMEOUT_MS: { schema: integer(500, 120_000), description: 'Deadline of one call to SMTP, Slack or the model. Default 20000.' },
+    SIGHTLINE_AUTOMATIONS_RETRY_BASE_MS: { schema: integer(100, 3_600_000), description: 'First retry delay of a failed delivery, doubled per attempt (a Retry-After overrides it). Default 30000.' },
+  },
+  build(values) {
+    const options: AutomationsOptions = {};
+    const text = (name: string): string | undefined => (values[name] === undefined ? undefined : String(values[name]));
+    const smtp = text('SIGHTLINE_SMTP_URL');
+    if (smtp !== undefined) options.smtpUrl = smtp;
+    const from = text('SIGHTLINE_EMAIL_FROM');
+    if (from !== undefined) options.emailFrom = from;
+    const slack = text('SIGHTLINE_SLACK_API_URL');
+    if (slack !== undefined) options.slackApiUrl = trimSlash(slack);
+    const llmUrl = text('SIGHTLINE_LLM_URL');
+    const model = text('SIGHTLINE_LLM_MODEL');
+    if ((llmUrl === undefined) !== (model === undefined)) throw new Error('SIGHTLINE_LLM_URL and SIGHTLINE_LLM_MODEL: set both (an OpenAI-compatible base URL and a model name), or neither');
+    const apiKey = text('SIGHTLINE_LLM_API_KEY');
+    if (llmUrl !== undefined && model !== undefined) options.llm = { url: trimSlash(llmUrl), model, ...(apiKey !== undefined ? { apiKey } : {}) };
+    const tick = text('SIGHTLINE_AUTOMATIONS_TICK_CRON');
+    if (tick !== undefined) options.tickCron = tick;
+    const lease = values['SIGHTLINE_AUTOMATIONS_DELIVERY_LEASE_MS'];
+    const timeout = values['SIGHTLINE_AUTOMATIONS_CALL_TIMEOUT_MS'];
+    if (lease !== undefined) options.deliveryLeaseMs = Number(lease);
+    if (timeout !== undefined) options.callTimeoutMs = Number(timeout);
+    if ((options.deliveryLeaseMs ?? 60_000) < 2 * (options.callTimeoutMs ?? 20_000)) {
+      throw new Error('SIGHTLINE_AUTOMATIONS_DELIVERY_LEASE_MS: must be at least twice SIGHTLINE_AUTOMATIONS_CALL_TIMEOUT_MS (default 20000)');
+    }
+    const base = values['SIGHTLINE_AUTOMATIONS_RETRY_BASE_MS'];
+    if (base !== undefined) options.retry = { baseDelayMs: Number(base) };
+    return options;
+  },
+};
+
+/** Every section, in registry order; `sightline start` validates them all whatever the target. */
+export const SETTINGS_SECTIONS: readonly ConfigSection[] = [CRM_SYNC_SETTINGS, AUTOMATIONS_SETTINGS];
