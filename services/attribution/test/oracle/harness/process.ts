@@ -110,13 +110,14 @@ export class DifferentialHarness {
     private readonly activity: Activity,
   ) {}
 
-  static async start(): Promise<DifferentialHarness> {
+  /** `env` picks the driver profile (empty: embedded; PostgreSQL, Redis and RabbitMQ URLs: distributed). */
+  static async start(env: Record<string, string> = {}): Promise<DifferentialHarness> {
     const dataDir = mkdtempSync(join(tmpdir(), 'sightline-differential-'));
     const [ingestEntry] = resolveTargets(['ingest']);
     if (!ingestEntry) throw new Error('the module registry has no ingest');
     const capture = new Capture();
     const activity = new Activity();
-    const config = loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'silent', SIGHTLINE_DEMO: 'off', SIGHTLINE_RPC_TIMEOUT_MS: '120000' });
+    const config = loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'silent', SIGHTLINE_DEMO: 'off', SIGHTLINE_RPC_TIMEOUT_MS: '120000', ...env });
     const proc = await startModules({
       config,
       logger: createLogger({ level: 'silent' }),
