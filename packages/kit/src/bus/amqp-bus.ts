@@ -611,6 +611,8 @@ class AmqpConsumer implements Consumer {
   private state: 'running' | 'draining' | 'stopped' = 'running';
   /** Partitions only: deliveries are held, not started, while the partition is handed on or drained. */
   private paused = false;
+  /** Partitions only: a handover is under way (letting go, then subscribing again). */
+  private yielding = false;
   private restartDelay = 100;
   private restartTimer: NodeJS.Timeout | null = null;
   onStopped: () => void = () => undefined;
@@ -651,17 +653,25 @@ class AmqpConsumer implements Consumer {
 
   /** Hands a partition on: finish what started, return the rest in place, queue up again at the back. */
   async yieldTurn(): Promise<void> {
-    if (!this.setup.singleActive || this.paused || this.state !== 'running') return;
-    await this.letGo();
-    if (this.state === 'running') {
-      try {
-        await this.start();
-      } catch (err) {
-        this.host.logger.warn({ err: String(err) }, 'bus: partition resubscribe failed; retrying');
-        this.scheduleRestart();
+    if (!this.setup.singleActive || this.yielding || this.state !== 'running') return;
+    this.yielding = true;
+    try {
+      await this.letGo();
+      // The old channel is closed: whatever the new one is delivered (at once, if the broker makes
+      // it active while it subscribes) is this consumer's to start. Held, it would sit unacked on
+      // the new channel until that closed, while later messages of its keys went ahead.
+      this.paused = false;
+      if (this.state === 'running') {
+        try {
+          await this.start();
+        } catch (err) {
+          this.host.logger.warn({ err: String(err) }, 'bus: partition resubscribe failed; retrying');
+          this.scheduleRestart();
+        }
       }
+    } finally {
+      this.yielding = false;
     }
-    this.paused = false;
   }
 
   /** Stops starting deliveries, waits for the started ones, then closes the channel (unacked ones return in place). */

@@ -453,9 +453,10 @@ class MemoryPartitionConsumer implements Consumer, PartitionTurn {
     if (this.paused || this.state !== 'running') return;
     await this.letGo();
     if (this.state !== 'running') return;
-    // Back in line, behind whoever the broker activated.
-    this.subscription = this.subscribe();
+    // Back in line, behind whoever the broker activated. Unpaused first: the broker may deliver
+    // while subscribing, and a held delivery would wait until the next letting go.
     this.paused = false;
+    this.subscription = this.subscribe();
   }
 
   async drain(): Promise<void> {
