@@ -703,7 +703,7 @@ export interface components {
                 [key: string]: string;
             };
             /** @description Multi-model attribution: models that truncated before reaching a value. */
-            truncated_models?: ("first_touch" | "last_touch" | "linear" | "u_shaped" | "time_decay")[];
+            truncated_models?: ("first_touch" | "last_touch" | "linear" | "u_shaped" | "time_decay" | "last_non_direct" | "markov" | "shapley")[];
             total_count?: number | null;
             has_more?: boolean;
             pii_included?: boolean;
@@ -849,13 +849,13 @@ export interface components {
             };
             attribution_models: ({
                 /** @enum {string} */
-                name: "first_touch" | "last_touch" | "linear" | "u_shaped" | "time_decay";
+                name: "first_touch" | "last_touch" | "linear" | "u_shaped" | "time_decay" | "last_non_direct" | "markov" | "shapley";
                 description: string;
             } & {
                 [key: string]: unknown;
             })[];
             /** @enum {string} */
-            default_attribution_model: "first_touch" | "last_touch" | "linear" | "u_shaped" | "time_decay";
+            default_attribution_model: "first_touch" | "last_touch" | "linear" | "u_shaped" | "time_decay" | "last_non_direct" | "markov" | "shapley";
             attribution_lookback_days: number;
             granularities: "day"[];
             conjunctions: ("and" | "or")[];
@@ -1636,6 +1636,15 @@ export interface components {
                 } & {
                     [key: string]: unknown;
                 };
+                last_non_direct?: {
+                    /** @description Credit for the people who entered the funnel; fractional under linear, u_shaped and time_decay. */
+                    entered?: number;
+                    /** @description Credit for the people who completed every step, with the same touch weights as `entered`. */
+                    completed?: number;
+                    conversion_rate?: number | null;
+                } & {
+                    [key: string]: unknown;
+                };
             } & {
                 [key: string]: unknown;
             })[];
@@ -2245,8 +2254,10 @@ export interface operations {
                 filter?: string[];
                 /** @description Only `day`: one row per day of the window, computed as a time series (unique visitors are counted per day, not summed). hour, week and month are 400 invalid-request with `allowed: ["day"]` (decided; the spec does not name the kind). Omitted: window totals. */
                 granularity?: "day";
-                /** @description One model or up to 5 comma-separated. Requires group_by (400 unsupported-combination without). Only conversions and revenue are attributed; other metrics are unaffected. With several models each row nests one object per model, and a null value means that model truncated before reaching it, not zero (see meta.truncated_models). When omitted with group_by, credited metrics use last_touch. */
-                attribution?: ("first_touch" | "last_touch" | "linear" | "u_shaped" | "time_decay")[];
+                /** @description One model or up to 5 comma-separated. Requires group_by (400 unsupported-combination without). Only conversions and revenue are attributed; other metrics are unaffected. With several models each row nests one object per model, and a null value means that model truncated before reaching it, not zero (see meta.truncated_models). When omitted with group_by, credited metrics use last_touch. markov and shapley are data-driven: they credit channels from every journey of the window, so they need group_by=channel alone, no filters, only_paid, stages or granularity (400 unsupported-combination otherwise); when they cannot answer (no converting journey with a touch) their values are null and meta.definitions says why. An unknown model is 400 invalid-request with `allowed`. */
+                attribution?: ("first_touch" | "last_touch" | "linear" | "u_shaped" | "time_decay" | "last_non_direct" | "markov" | "shapley")[];
+                /** @description true: Direct touches are dropped from each journey before any model weighs it (the rest renormalised); a journey of only Direct touches stays Direct. Applies to every model, markov and shapley included. Only true or false (400 invalid-request with `allowed` otherwise). */
+                exclude_direct?: boolean;
                 /** @description Counts CRM/lifecycle milestones instead of tracked conversions (use with metrics=milestones). Implies an attribution model, last_touch unless attribution is given; meta.definitions names it. Milestones and conversions are never blended. Comma-separated milestone stage keys (for example deal_created,deal_won,mql). A stage the workspace does not use is 400 invalid-request listing its vocabulary in `allowed`; a used stage nobody reached answers zero. */
                 stages?: string[];
                 /** @description How repeated filters combine. */
@@ -5583,8 +5594,8 @@ export interface operations {
                 to?: string;
                 /** @description Session (touch) dimension to break down by. */
                 dimension?: "channel" | "source" | "medium" | "campaign" | "utm_term" | "utm_content" | "referrer_domain" | "landing_page" | "country" | "region" | "city" | "device_type" | "browser" | "operating_system";
-                /** @description One attribution model or up to 5 comma-separated; default last_touch. With several, each row nests one object per model. */
-                models?: ("first_touch" | "last_touch" | "linear" | "u_shaped" | "time_decay")[];
+                /** @description One attribution model or up to 5 comma-separated; default last_touch. With several, each row nests one object per model. The rule models only (last_non_direct included): markov and shapley are 400 unsupported-combination here, since they credit channels from every journey of a window (GET /metrics answers them). */
+                models?: ("first_touch" | "last_touch" | "linear" | "u_shaped" | "time_decay" | "last_non_direct" | "markov" | "shapley")[];
                 /** @description Maximum dimension values (the rest fold into `Other`) to return. Default 50, maximum 500; a larger value is not an error, the maximum is returned. */
                 limit?: number;
             };

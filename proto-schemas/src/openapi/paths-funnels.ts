@@ -87,7 +87,7 @@ export const funnelPaths: Record<string, PathItemObject> = {
         idParam('funnel', true),
         ...windowParams,
         { name: 'dimension', in: 'query', description: 'Session (touch) dimension to break down by.', schema: { ...enumOf(TOUCH_DIMENSIONS), default: 'channel' }, 'x-sightline-error-kind': 'unknown-dimension' },
-        listParam('models', `One attribution model or up to ${MAX_ATTRIBUTION_MODELS} comma-separated; default ${DEFAULT_ATTRIBUTION_MODEL}. With several, each row nests one object per model.`, enumOf(ATTRIBUTION_MODEL_NAMES), { minItems: 1, maxItems: MAX_ATTRIBUTION_MODELS, default: [DEFAULT_ATTRIBUTION_MODEL], errorKind: 'invalid-request' }),
+        listParam('models', `One attribution model or up to ${MAX_ATTRIBUTION_MODELS} comma-separated; default ${DEFAULT_ATTRIBUTION_MODEL}. With several, each row nests one object per model. The rule models only (last_non_direct included): markov and shapley are 400 unsupported-combination here, since they credit channels from every journey of a window (GET /metrics answers them).`, enumOf(ATTRIBUTION_MODEL_NAMES), { minItems: 1, maxItems: MAX_ATTRIBUTION_MODELS, default: [DEFAULT_ATTRIBUTION_MODEL], errorKind: 'invalid-request' }),
         limitParam(LIMITS.funnel_breakdown, 'dimension values (the rest fold into `Other`)'),
       ],
       ok: { description: 'Rows, totals and meta.', schema: ref('FunnelBreakdownResponse') },

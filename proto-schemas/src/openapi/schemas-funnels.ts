@@ -1,5 +1,5 @@
 // Component schemas of funnel definitions and their computed results.
-import { ATTRIBUTION_MODEL_NAMES, DEFAULT_LOOKBACK_DAYS } from '../registry/attribution';
+import { DEFAULT_LOOKBACK_DAYS, RULE_MODEL_NAMES } from '../registry/attribution';
 import { FUNNEL_STEPS } from '../registry/limits';
 import {
   FUNNEL_BEHAVIOURAL_CONDITIONS,
@@ -173,7 +173,7 @@ export const funnelSchemas: Record<string, Schema> = {
           properties: {
             value: { type: 'string' },
             ...(breakdownCounts['properties'] as Record<string, Schema>),
-            ...Object.fromEntries(ATTRIBUTION_MODEL_NAMES.map((m) => [m, breakdownCounts])),
+            ...Object.fromEntries(RULE_MODEL_NAMES.map((m) => [m, breakdownCounts])),
           },
           additionalProperties: true,
         },

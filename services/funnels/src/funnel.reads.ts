@@ -3,7 +3,7 @@
 // (one query for every window), else from the events (one query per window); funnel.sql.ts.
 import { ProblemError, type ClickHouseStore } from '@sightline/kit';
 import { resolveWindow, type ResolvedWindow } from '@sightline/periods';
-import { ATTRIBUTION_MODELS, DEFAULT_LOOKBACK_DAYS, MAX_WINDOW_DAYS, type AttributionModelName, type ApiRequest } from '@sightline/proto-schemas';
+import { ATTRIBUTION_MODELS, DEFAULT_LOOKBACK_DAYS, MAX_WINDOW_DAYS, type RuleModelName, type ApiRequest } from '@sightline/proto-schemas';
 import type { FunnelDefinition } from './definition';
 import { attemptsBreakdownQuery, attemptsStepsQuery, breakdownQuery, DAY_MS, stepsQuery, TOTAL_MARK, type AttemptsRef, type FunnelWindow, type ReadScope } from './funnel.sql';
 
@@ -24,7 +24,7 @@ export interface Counts {
 
 export interface BreakdownRow {
   value: string;
-  models: Partial<Record<AttributionModelName, Counts>>;
+  models: Partial<Record<RuleModelName, Counts>>;
   /** Set on the row that folds the values beyond `limit`. */
   other?: true;
 }
@@ -109,7 +109,7 @@ const counts = (entered: number, completed: number): Counts => ({ entered, compl
 
 /** Breakdown of a window, from the read model's attempts (`ref`) or, while they are built, from the events. */
 export async function computeBreakdown(
-  ch: ClickHouseStore, definition: FunnelDefinition, window: FunnelWindow, scope: ReadScope, dimension: string, models: readonly AttributionModelName[], limit: number,
+  ch: ClickHouseStore, definition: FunnelDefinition, window: FunnelWindow, scope: ReadScope, dimension: string, models: readonly RuleModelName[], limit: number,
   ref: AttemptsRef | null,
 ): Promise<Breakdown> {
   const { sql, params } = ref ? attemptsBreakdownQuery(definition, ref, window, scope, dimension, models) : breakdownQuery(definition, window, scope, dimension, models);
@@ -168,14 +168,15 @@ export function stepDefinitions(definition: FunnelDefinition): Record<string, st
   };
 }
 
-export function breakdownDefinitions(models: readonly AttributionModelName[], dimension: string): Record<string, string> {
+export function breakdownDefinitions(models: readonly RuleModelName[], dimension: string): Record<string, string> {
   const credited = {
     first_touch: 'the first touch (oldest session) in the lookback',
     last_touch: 'the last touch before entering (the session the person entered in, when it was a session)',
     linear: 'every touch in the lookback equally',
     u_shaped: '40% the first and 40% the last touch, 20% shared by those between (one touch 100%, two 50/50)',
     time_decay: 'every touch by recency before entering, halving every 7 days, normalised',
-  } satisfies Record<AttributionModelName, string>;
+    last_non_direct: 'the last touch before entering whose channel is not Direct (the last touch when all are Direct)',
+  } satisfies Record<RuleModelName, string>;
   return {
     entered: `Credit for people who entered the funnel, split across the ${dimension} of the touches (sessions) they started in the ${DEFAULT_LOOKBACK_DAYS} days up to entering; Unattributed when they had none; (none) for an empty value.`,
     completed: 'Credit for people who completed every step, with the same weights as entered (so completed ≤ entered on every row).',

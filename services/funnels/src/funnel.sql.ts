@@ -10,7 +10,7 @@
 //   mask of the steps it satisfies, grouped into one time-ordered array per person (identity merges
 //   applied through identity_roots), one pass over each array finding the person's furthest attempt.
 // Both give the same answer (the differential and property tests hold both to the oracle).
-import { DEFAULT_LOOKBACK_DAYS, type AttributionModelName } from '@sightline/proto-schemas';
+import { DEFAULT_LOOKBACK_DAYS, DIRECT_CHANNEL, type RuleModelName } from '@sightline/proto-schemas';
 import { isRevenueStep, type BehaviouralConditions, type FilterDimension, type FunnelDefinition } from './definition';
 import { globToLike } from './glob';
 
@@ -325,12 +325,14 @@ SELECT [${reachedColumns(L, 'reached')}] AS reached_counts, ${medians} AS median
  * entering at `entry`, time-decay weights summing to `decay_sum`), as row-level expressions after
  * the touches are spread into rows (cheaper than lambdas over arrays).
  */
-const MODEL_WEIGHTS: Record<AttributionModelName, string> = {
+const MODEL_WEIGHTS: Record<RuleModelName, string> = {
   first_touch: 'toFloat64(i = 1)',
   last_touch: 'toFloat64(i = n)',
   linear: '1. / n',
   u_shaped: 'multiIf(n = 1, 1., n = 2, 0.5, i = 1 OR i = n, 0.4, 0.2 / (n - 2))',
   time_decay: `exp2((t - entry) / ${HALF_LIFE_MS}) / decay_sum`,
+  // lnd: position of the last touch whose channel is not Direct (0 when all are Direct: then the last).
+  last_non_direct: 'toFloat64(i = if(lnd = 0, n, lnd))',
 };
 
 /** A row value marking the totals row of a breakdown (a NUL cannot be a dimension value). */
@@ -344,15 +346,15 @@ export const TOTAL_MARK = '\u0000total';
  * TOTAL_MARK with weight 1, carries the totals. `candidates`, when given, is a cheap superset of
  * the entered people that limits which session lists are read.
  */
-function creditSql(enteredSql: string, candidates: string | null, dimension: string, models: readonly AttributionModelName[], params: Params): string {
+function creditSql(enteredSql: string, candidates: string | null, dimension: string, models: readonly RuleModelName[], params: Params): string {
   const column = TOUCH_COLUMNS[dimension];
   if (!column) throw new Error(`no session column for dimension ${dimension}`);
   params.values['lookback_ms'] = LOOKBACK_MS;
   return `
 entered AS (${enteredSql}),
 touched AS (
-  SELECT e.entry AS entry, e.done AS done, t.starts AS all_starts, t.${column} AS all_values
-    FROM (SELECT person_key, starts, ${column} FROM person_touches FINAL
+  SELECT e.entry AS entry, e.done AS done, t.starts AS all_starts, t.${column} AS all_values, t.channel AS all_channels
+    FROM (SELECT person_key, starts, ${[...new Set([column, 'channel'])].join(', ')} FROM person_touches FINAL
            WHERE website_id = {website:UUID}${candidates ? ` AND person_key IN (${candidates})` : ''}) AS t
     RIGHT JOIN entered AS e ON t.person_key = e.person_key
 ),
@@ -363,6 +365,7 @@ credited AS (
          greatest(0, last_in - first_in + 1) AS touches, greatest(touches, 1) AS n,
          if(touches = 0, [entry], arraySlice(all_starts, first_in, touches)) AS starts,
          if(touches = 0, ['Unattributed'], arraySlice(all_values, first_in, touches)) AS vals,
+         ${models.includes('last_non_direct') ? `arrayLastIndex(c -> c != '${DIRECT_CHANNEL}', if(touches = 0, ['Unattributed'], arraySlice(all_channels, first_in, touches))) AS lnd,` : ''}
          arraySum(arrayMap(x -> exp2((x - entry) / ${HALF_LIFE_MS}), starts)) AS decay_sum
     FROM touched
 )
@@ -381,7 +384,7 @@ SETTINGS use_index_for_in_with_subqueries = 0`;
  * of each model. One extra row, TOTAL_MARK, carries the people who entered and completed.
  */
 export function breakdownQuery(
-  definition: FunnelDefinition, window: FunnelWindow, ctx: ReadScope, dimension: string, models: readonly AttributionModelName[],
+  definition: FunnelDefinition, window: FunnelWindow, ctx: ReadScope, dimension: string, models: readonly RuleModelName[],
 ): CompiledQuery {
   const params = new Params();
   const { sql, shape } = peopleSql(definition, window, ctx, params);
@@ -391,7 +394,7 @@ export function breakdownQuery(
 
 /** Breakdown of one window from the read model (each person's best attempt entering in the window). */
 export function attemptsBreakdownQuery(
-  definition: FunnelDefinition, ref: AttemptsRef, window: FunnelWindow, ctx: ReadScope, dimension: string, models: readonly AttributionModelName[],
+  definition: FunnelDefinition, ref: AttemptsRef, window: FunnelWindow, ctx: ReadScope, dimension: string, models: readonly RuleModelName[],
 ): CompiledQuery {
   const params = new Params();
   Object.assign(params.values, {

@@ -6,7 +6,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ProblemError, type ClickHouseStore, type Outbox, type RpcMap, type SqlStore } from '@sightline/kit';
 import {
-  ATTRIBUTION_MODEL_NAMES,
+  DATA_DRIVEN_MODEL_NAMES, RULE_MODEL_NAMES,
   DEFAULT_ATTRIBUTION_MODEL,
   LIMITS,
   MAX_ATTRIBUTION_MODELS,
@@ -14,7 +14,7 @@ import {
   TOUCH_DIMENSIONS,
   type ApiRequest,
   type ApiResponse,
-  type AttributionModelName,
+  type RuleModelName,
   type FunnelField,
 } from '@sightline/proto-schemas';
 import { checkDefinition, eventTypeCatalog, FIELDS, readFields, withDefaults, type FunnelDefinition } from './definition';
@@ -247,12 +247,20 @@ export function funnelsRpcHandlers(deps: FunnelsRpcDeps): RpcMap<'funnels'> {
       }
       const asked = Array.isArray(query.models) ? query.models : typeof query.models === 'string' ? query.models.split(',').map((m) => m.trim()).filter(Boolean) : [DEFAULT_ATTRIBUTION_MODEL];
       const models = [...new Set(asked)];
-      const badModel = models.find((m) => !(ATTRIBUTION_MODEL_NAMES as readonly string[]).includes(m));
+      const dataDriven = models.find((m) => (DATA_DRIVEN_MODEL_NAMES as readonly string[]).includes(m));
+      if (dataDriven !== undefined) {
+        throw new ProblemError('unsupported-combination', {
+          detail: `${dataDriven} is data-driven: it credits channels from every journey of a window, which GET /metrics answers; a funnel breakdown takes the rule models.`,
+          remediation: 'Use GET /metrics?group_by=channel&attribution=markov,shapley, or one of the allowed models here.',
+          allowed: RULE_MODEL_NAMES,
+        });
+      }
+      const badModel = models.find((m) => !(RULE_MODEL_NAMES as readonly string[]).includes(m));
       if (badModel !== undefined || models.length === 0 || models.length > MAX_ATTRIBUTION_MODELS) {
         throw new ProblemError('invalid-request', {
           detail: badModel !== undefined ? `"${badModel}" is not an attribution model.` : `models takes 1 to ${MAX_ATTRIBUTION_MODELS} models.`,
           remediation: `Send one model or up to ${MAX_ATTRIBUTION_MODELS}, comma-separated.`,
-          allowed: ATTRIBUTION_MODEL_NAMES,
+          allowed: RULE_MODEL_NAMES,
         });
       }
       const limitRaw = Number(query.limit ?? LIMITS.funnel_breakdown.default);
@@ -263,8 +271,8 @@ export function funnelsRpcHandlers(deps: FunnelsRpcDeps): RpcMap<'funnels'> {
       const resolved = windowOf(request, now());
       const definition = definitionOf(row);
       const ref = attemptsOf(row);
-      const result = await computeBreakdown(ch, definition, msWindow(resolved), { websiteId: row.website_id, workspaceId: request.workspace.id }, dimension, models as AttributionModelName[], limit, ref);
-      const single = models.length === 1 ? (models[0] as AttributionModelName) : null;
+      const result = await computeBreakdown(ch, definition, msWindow(resolved), { websiteId: row.website_id, workspaceId: request.workspace.id }, dimension, models as RuleModelName[], limit, ref);
+      const single = models.length === 1 ? (models[0] as RuleModelName) : null;
       const data = result.rows.map((r) => ({
         value: r.value,
         ...(r.other ? { other: true } : {}),
@@ -281,7 +289,7 @@ export function funnelsRpcHandlers(deps: FunnelsRpcDeps): RpcMap<'funnels'> {
             computed_from: ref ? 'read_model' : 'events',
             dimension,
             models,
-            definitions: breakdownDefinitions(models as AttributionModelName[], dimension),
+            definitions: breakdownDefinitions(models as RuleModelName[], dimension),
           }),
         },
       };

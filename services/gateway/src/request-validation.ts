@@ -204,6 +204,8 @@ function problemFor(errors: ErrorObject[], params: Map<string, OpenApiParameter>
 function allowedValues(error: ErrorObject): string[] | undefined {
   if (error.keyword === 'enum') return (error.params['allowedValues'] as unknown[]).map(String);
   if (error.keyword === 'const') return [String(error.params['allowedValue'])];
+  // A switch (only_paid, exclude_direct) has exactly two values: name them as an enum would.
+  if (error.keyword === 'type' && error.params['type'] === 'boolean') return ['true', 'false'];
   if (error.keyword === 'additionalProperties') {
     // An unknown field: list the fields that are accepted (for PATCH bodies, the writable ones).
     const properties = (error.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties;

@@ -3,6 +3,7 @@
 // its journey. Rows are read with FINAL, the newest computation of each outcome; only the sorting
 // key (website, kind, time) filters before FINAL, so a condition on anything a recomputation may
 // change never picks an older row.
+import { DIRECT_CHANNEL } from '@sightline/proto-schemas';
 import { touchField, unattributedValue, type TouchField } from './journey-fields';
 
 export interface OutcomeScan {
@@ -46,6 +47,11 @@ export interface TouchRows {
    * with the history a lookback reaches.
    */
   endpoints?: boolean;
+  /**
+   * Direct touches dropped from every journey array before anything reads them (exclude_direct);
+   * a journey of only Direct touches keeps them all. Needs `channel` among the scan's fields.
+   */
+  excludeDirect?: boolean;
   /** Extra columns computed per outcome (`, expr AS name`), and joins onto the outcome row `o`. */
   extraColumns?: string;
   joins?: string;
@@ -65,10 +71,17 @@ export function outcomeTouchesSql(scan: OutcomeScan, options: TouchRows = {}): s
     SELECT o.*, length(tj_started_at) AS tn,
            ${options.endpoints ? '0. AS decay_sum' : 'arraySum(s -> pow(0.5, (toUnixTimestamp64Milli(o.occurred_at) - toUnixTimestamp64Milli(s)) / {half_life_ms:Float64}), o.j_started_at) AS decay_sum'},
            ${padded.join(',\n           ')}${options.extraColumns ?? ''}
-      FROM (${outcomeRowsSql(scan)}) AS o
+      FROM (${options.excludeDirect ? withoutDirectSql(outcomeRowsSql(scan), fields) : outcomeRowsSql(scan)}) AS o
       ${options.joins ?? ''}
   )
   ARRAY JOIN ${fields.map((f) => `tj_${f} AS ${touchField('x', f)}`).join(', ')}, arrayEnumerate(tj_started_at) AS i`;
+}
+
+/** The outcome rows of `rowsSql` with Direct touches dropped from the journey arrays of `fields` and n recounted, unless only Direct is left. */
+function withoutDirectSql(rowsSql: string, fields: readonly TouchField[]): string {
+  const keep = `if(arrayExists(c -> c != '${DIRECT_CHANNEL}', j_channel), arrayMap(c -> c != '${DIRECT_CHANNEL}', j_channel), arrayMap(c -> 1, j_channel))`;
+  const replaced = [...fields.map((f) => `arrayFilter((v, k) -> k, j_${f}, kept) AS j_${f}`), 'toUInt32(arraySum(kept)) AS n'];
+  return `SELECT * EXCEPT (kept) REPLACE (${replaced.join(', ')}) FROM (SELECT *, ${keep} AS kept FROM (${rowsSql}))`;
 }
 
 /** Time decay's half-life. */

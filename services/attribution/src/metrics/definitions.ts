@@ -12,6 +12,7 @@ export function metricsDefinitions(q: MetricsQuery): Record<string, string> {
     const models = q.models.map((m) => `${m}: ${ATTRIBUTION_MODELS.find((d) => d.name === m)?.description ?? ''}`).join(' ');
     out['attribution_model'] = `${q.models.join(', ')}${q.modelsExplicit ? '' : ' (the default; pass attribution to choose)'}. ${models}`;
     out['journey'] = `A touch is a session. An outcome's journey is the person's sessions (every device merged through the identity graph) that started in the ${DEFAULT_LOOKBACK_DAYS} days up to and including the outcome, ordered by start. An outcome with no such session is credited whole to Unattributed.`;
+    if (q.excludeDirect) out['exclude_direct'] = 'Direct touches were dropped from every journey before any model weighed it (the remaining touches renormalised); a journey of only Direct touches stayed Direct.';
     out['filters_on_credit'] = 'Touch filters (and only_paid) keep the credit of matching touches, computed over the whole journey; outcome filters (event_name, event_type, identified, company_domain, resolution, crm_stage, crm_account_stage) keep whole outcomes.';
   }
   if (q.stages.length > 0) out['stages'] = `Milestones counted: ${q.stages.join(', ')}, each credited by ${q.models.join(', ')}. Milestones are never blended with tracked conversions.`;

@@ -2,7 +2,7 @@
 // k0..k3) and the family's base figures; metrics.rpc.ts turns them into the requested metrics.
 // Credited and customer figures read the read model's outcome rows (analytics/outcome-rows.sql.ts);
 // visitors and sessions read traffic_sessions; page views and events read traffic_events.
-import type { AttributionModelName, DimensionName } from '@sightline/proto-schemas';
+import { DIRECT_CHANNEL, RULE_MODEL_NAMES, type DimensionName, type RuleModelName } from '@sightline/proto-schemas';
 import { ROOTS_SQL, touchField, touchFieldsIn, unattributedValue } from '../analytics/journey-fields';
 import { HALF_LIFE_MS, outcomeRowsSql, outcomeTouchesSql, TRACKING_STARTED_SQL } from '../analytics/outcome-rows.sql';
 import { groupKeys, whereSql, type Conditions } from './conditions';
@@ -104,13 +104,22 @@ ${groups.clause}`;
 }
 
 /** Weight of touch i of a journey of tn touches under each model (n = 0: the one Unattributed touch). */
-export const MODEL_WEIGHT: Record<AttributionModelName, string> = {
+export const MODEL_WEIGHT: Record<RuleModelName, string> = {
   first_touch: 'if(i = 1, 1., 0.)',
   last_touch: 'if(i = tn, 1., 0.)',
   linear: '1. / tn',
   u_shaped: 'multiIf(tn = 1, 1., tn = 2, 0.5, i = 1 OR i = tn, 0.4, 0.2 / (tn - 2))',
   time_decay: `if(n = 0, 1., pow(0.5, (${MS('occurred_at')} - ${MS(touchField('x', 'started_at'))}) / {half_life_ms:Float64}) / decay_sum)`,
+  // lnd_i: position of the last touch that is not Direct (0 when every touch is Direct: then the last).
+  last_non_direct: 'if(i = if(lnd_i = 0, tn, lnd_i), 1., 0.)',
 };
+
+const RULE_MODELS: readonly string[] = RULE_MODEL_NAMES;
+
+/** The requested models a per-touch weight answers (markov and shapley are computed apart, data-driven/). */
+export function ruleModelsOf(q: MetricsQuery): RuleModelName[] {
+  return q.models.filter((m): m is RuleModelName => RULE_MODELS.includes(m));
+}
 
 /** Latest CRM stage of each person (for the crm_stage filters), joined to the outcome row `o`. */
 const CRM_JOIN = `LEFT JOIN (
@@ -129,7 +138,8 @@ export function creditSql(q: MetricsQuery, dims: readonly DimensionName[], daily
   const { select, names } = groupKeys(dims, 'credit', daily ? DAY_OF('occurred_at') : null);
   const groups = grouping(names, sets);
   const where = whereSql(q, 'credit', touchField('x', 'is_paid'));
-  const perModel = q.models.flatMap((m) => [
+  const models = ruleModelsOf(q);
+  const perModel = models.flatMap((m) => [
     `sum(${MODEL_WEIGHT[m]}) AS ${m}__credit`,
     `sum(${MODEL_WEIGHT[m]} * value) AS ${m}__value`,
   ]);
@@ -138,14 +148,17 @@ export function creditSql(q: MetricsQuery, dims: readonly DimensionName[], daily
   const columns = [...select, ...groups.columns, ...perModel, ...distinct].join(',\n  ');
   const reads = columns + where.sql;
   const usesCrm = q.filters.some((f) => f.dimension === 'crm_stage' || f.dimension === 'crm_account_stage');
-  const extra = `${reads.includes('tracking_started_at') ? `,\n           ${TRACKING_STARTED_SQL} AS tracking_started_at` : ''}${usesCrm ? ',\n           crm.crm_stage AS crm_stage, crm.crm_account_stage AS crm_account_stage' : ''}`;
+  const lastNonDirect = models.includes('last_non_direct') ? `,\n           arrayLastIndex(c -> c != '${DIRECT_CHANNEL}', tj_channel) AS lnd_i` : '';
+  const extra = `${reads.includes('tracking_started_at') ? `,\n           ${TRACKING_STARTED_SQL} AS tracking_started_at` : ''}${usesCrm ? ',\n           crm.crm_stage AS crm_stage, crm.crm_account_stage AS crm_account_stage' : ''}${lastNonDirect}`;
   // First and last touch credit, without counts over every touch, needs only each journey's two ends.
-  const endpoints = counts.length === 0 && q.models.every((m) => m === 'first_touch' || m === 'last_touch');
+  const endpoints = counts.length === 0 && models.every((m) => m === 'first_touch' || m === 'last_touch');
+  // last_non_direct and exclude_direct look at every touch's channel, whatever the grouping.
+  const fields = [...new Set([...touchFieldsIn(reads), ...(lastNonDirect !== '' || q.excludeDirect ? ['channel' as const] : [])])];
   const scan = q.stages.length > 0
-    ? { source: 'milestones' as const, where: ['stage IN {stages:Array(String)}'], fields: touchFieldsIn(reads) }
-    : { source: 'conversions' as const, fields: touchFieldsIn(reads) };
+    ? { source: 'milestones' as const, where: ['stage IN {stages:Array(String)}'], fields }
+    : { source: 'conversions' as const, fields };
   const sql = `SELECT ${columns}
-FROM (${outcomeTouchesSql(scan, { endpoints, extraColumns: extra, joins: usesCrm ? CRM_JOIN : '' })})
+FROM (${outcomeTouchesSql(scan, { endpoints, excludeDirect: q.excludeDirect, extraColumns: extra, joins: usesCrm ? CRM_JOIN : '' })})
 WHERE ${where.sql}
 ${groups.clause}`;
   return { sql, params: { ...where.params, stages: q.stages, half_life_ms: HALF_LIFE_MS }, keys: names };

@@ -1,11 +1,12 @@
 // GET /metrics (attribution.getMetrics): reads the request, runs one SQL pass per metric family
 // that the requested metrics need (grouped, and ungrouped for window totals), and assembles rows.
 import type { ClickHouseStore } from '@sightline/kit';
-import type { ApiRequest, ApiResponse, MetricName } from '@sightline/proto-schemas';
+import { DATA_DRIVEN_MODEL_NAMES, type ApiRequest, type ApiResponse, type DataDrivenModelName, type MetricName } from '@sightline/proto-schemas';
 import { DateTime } from 'luxon';
 import { spendBy } from '../ads/spend';
 import { analyticsContext, metaOf, type AnalyticsContext, type AnalyticsMeta } from '../analytics/context';
 import { assertKnownStages } from '../analytics/stage-vocabulary';
+import { dataDrivenAnswers, type DataDrivenAnswer } from './data-driven/credit';
 import { metricsDefinitions } from './definitions';
 import { CREDITED, INPUTS, METRIC_FAMILY, type MetricFamily } from './families';
 import { bySessionAttributes, cohortSql, creditSql, customerSql, trafficSql, type FamilySql } from './family.sql';
@@ -152,6 +153,42 @@ async function gather(ch: ClickHouseStore, ctx: AnalyticsContext<unknown>, q: Me
   return merged;
 }
 
+const DATA_DRIVEN: readonly string[] = DATA_DRIVEN_MODEL_NAMES;
+
+/** Metrics whose value depends on the model (null for a model that could not answer). */
+const BY_MODEL: ReadonlySet<MetricName> = new Set([...CREDITED, 'revenue_per_visitor', 'roas']);
+
+/** markov and shapley over the window, when asked for (they need group_by=channel alone: request.ts). */
+async function dataDriven(ch: ClickHouseStore, ctx: AnalyticsContext<unknown>, q: MetricsQuery): Promise<Map<DataDrivenModelName, DataDrivenAnswer>> {
+  const models = q.models.filter((m): m is DataDrivenModelName => DATA_DRIVEN.includes(m));
+  if (models.length === 0) return new Map();
+  return dataDrivenAnswers(ch, { websiteId: ctx.website.id, from: ctx.from, to: ctx.to, excludeDirect: q.excludeDirect }, models);
+}
+
+/** Adds each answered model's credit by channel (k0) and its totals to the grouping sets' maps. */
+function mergeDataDriven(results: Map<string, Group>[], sets: readonly (readonly string[])[], answers: Map<DataDrivenModelName, DataDrivenAnswer>): void {
+  for (const [model, answer] of answers) {
+    if (!answer.credits) continue;
+    let conversions = 0;
+    let value = 0;
+    for (const c of answer.credits.values()) {
+      conversions += c.conversions;
+      value += c.value;
+    }
+    sets.forEach((set, i) => {
+      const map = results[i] as Map<string, Group>;
+      const put = (keys: Record<string, string>, figures: Figures): void => {
+        const key = JSON.stringify(keys);
+        const existing = map.get(key);
+        if (existing) Object.assign(existing.figures, figures);
+        else map.set(key, { keys, figures });
+      };
+      if (set.length === 0) put({}, { [`${model}__credit`]: conversions, [`${model}__value`]: value });
+      else if (set.length === 1 && set[0] === 'k0') for (const [channel, c] of answer.credits as Map<string, { conversions: number; value: number }>) put({ k0: channel }, { [`${model}__credit`]: c.conversions, [`${model}__value`]: c.value });
+    });
+  }
+}
+
 const ratio = (numerator: number | undefined, denominator: number | undefined): Value =>
   denominator === undefined || denominator === 0 ? null : (numerator ?? 0) / denominator;
 
@@ -186,18 +223,18 @@ function metricValue(metric: MetricName, f: Figures, model: string): Value {
 }
 
 /** Metrics of a row: flat with one model; credited ones nested per model when several were asked. */
-function metricsOf(q: MetricsQuery, f: Figures, hiddenModels: ReadonlySet<string> = new Set()): MetricsRow {
+function metricsOf(q: MetricsQuery, f: Figures, hiddenModels: ReadonlySet<string> = new Set(), unanswered: ReadonlySet<string> = new Set()): MetricsRow {
   const row: MetricsRow = {};
   const nested = q.modelsExplicit && q.models.length > 1;
   const primary = q.models[0] as string;
   for (const metric of q.metrics) {
     if (nested && CREDITED.has(metric)) continue;
-    row[metric] = metricValue(metric, f, primary);
+    row[metric] = unanswered.has(primary) && BY_MODEL.has(metric) ? null : metricValue(metric, f, primary);
   }
   if (nested) {
     for (const model of q.models) {
       const inner: Record<string, Value> = {};
-      for (const metric of q.metrics) if (CREDITED.has(metric)) inner[metric] = hiddenModels.has(model) ? null : metricValue(metric, f, model);
+      for (const metric of q.metrics) if (CREDITED.has(metric)) inner[metric] = hiddenModels.has(model) || unanswered.has(model) ? null : metricValue(metric, f, model);
       row[model] = inner;
     }
   }
@@ -239,11 +276,16 @@ async function metricsAnswer(ch: ClickHouseStore, ctx: AnalyticsContext<MetricsR
   // One pass per family: the rows (by day when daily), the groups over the window, the totals.
   const dimKeys = q.groupBy.map((_, i) => `k${i}`);
   const sets: string[][] = q.daily ? [['k_date', ...dimKeys], ...(grouped ? [dimKeys] : []), []] : [dimKeys, []];
+  const answers = dataDriven(ch, ctx, q);
   const results = await gather(ch, ctx, q, families, sets);
+  const dataDrivenAnswered = await answers;
+  mergeDataDriven(results, sets, dataDrivenAnswered);
+  const unanswered = new Set([...dataDrivenAnswered].filter(([, a]) => !a.credits).map(([m]) => m as string));
+  for (const [model, answer] of dataDrivenAnswered) definitions[model] = answer.definition;
   const dailyMap = q.daily ? (results[0] as Map<string, Group>) : new Map<string, Group>();
   const groupsMap = grouped ? (results[q.daily ? 1 : 0] as Map<string, Group>) : new Map<string, Group>();
   const totalsMap = results[results.length - 1] as Map<string, Group>;
-  const totals = metricsOf(q, (totalsMap.get('{}') ?? { figures: {} }).figures);
+  const totals = metricsOf(q, (totalsMap.get('{}') ?? { figures: {} }).figures, new Set(), unanswered);
   const groups = [...groupsMap.values()];
   const primary = q.models[0] as string;
   groups.sort(byRank(q, primary));
@@ -272,7 +314,7 @@ async function metricsAnswer(ch: ClickHouseStore, ctx: AnalyticsContext<MetricsR
 
   let data: MetricsRow[];
   if (!q.daily) {
-    data = kept.map((g) => ({ ...keysOf(q, g.keys), ...metricsOf(q, g.figures, hiddenByGroup.get(JSON.stringify(g.keys))) }));
+    data = kept.map((g) => ({ ...keysOf(q, g.keys), ...metricsOf(q, g.figures, hiddenByGroup.get(JSON.stringify(g.keys)), unanswered) }));
   } else {
     const daily = [...dailyMap.values()];
     if (grouped) {

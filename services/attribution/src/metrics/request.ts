@@ -3,7 +3,7 @@
 // (names, list sizes, limit clamped); what is left are filters and rules across parameters.
 import { ProblemError } from '@sightline/kit';
 import {
-  DEFAULT_ATTRIBUTION_MODEL, DIMENSIONS, FILTER_DIMENSIONS, LIMITS, LIST_SEPARATOR, METRICS, OPERATORS,
+  ATTRIBUTION_MODEL_NAMES, DATA_DRIVEN_MODEL_NAMES, DEFAULT_ATTRIBUTION_MODEL, DIMENSIONS, MAX_ATTRIBUTION_MODELS, FILTER_DIMENSIONS, LIMITS, LIST_SEPARATOR, METRICS, OPERATORS,
   type AttributionModelName, type DimensionDefinition, type FilterDimension, type GroupByDimension, type MetricName, type OperatorName,
 } from '@sightline/proto-schemas';
 import { METRIC_FAMILY } from './families';
@@ -20,6 +20,7 @@ export interface MetricsRawQuery {
   stages?: string[];
   conjunction?: 'and' | 'or';
   only_paid?: boolean | string;
+  exclude_direct?: boolean | string;
   limit?: number;
 }
 
@@ -41,6 +42,8 @@ export interface MetricsQuery {
   modelsExplicit: boolean;
   stages: string[];
   onlyPaid: boolean;
+  /** Direct touches dropped from journeys before weighting (a journey of only Direct stays Direct). */
+  excludeDirect: boolean;
   limit: number;
 }
 
@@ -97,6 +100,38 @@ function truthy(value: boolean | string | undefined): boolean {
   return value === true || value === 'true';
 }
 
+/** A switch: absent is false; anything but true or false is refused naming both. */
+function readSwitch(name: string, value: boolean | string | undefined): boolean {
+  if (value === undefined || value === false || value === 'false') return false;
+  if (value === true || value === 'true') return true;
+  throw new ProblemError('invalid-request', {
+    detail: `${name}=${JSON.stringify(value)} is neither true nor false.`,
+    remediation: `Pass ${name}=true or ${name}=false.`,
+    allowed: ['true', 'false'],
+  });
+}
+
+const DATA_DRIVEN: readonly string[] = DATA_DRIVEN_MODEL_NAMES;
+
+/** The requested models: known names, at most MAX_ATTRIBUTION_MODELS (the gateway checks both too; RPC callers reach here directly). */
+function readModels(raw: readonly string[]): AttributionModelName[] {
+  const unknown = raw.find((m) => !(ATTRIBUTION_MODEL_NAMES as readonly string[]).includes(m));
+  if (unknown !== undefined) {
+    throw new ProblemError('invalid-request', {
+      detail: `${JSON.stringify(unknown)} is not an attribution model.`,
+      remediation: 'Use one of the models listed in allowed.',
+      allowed: ATTRIBUTION_MODEL_NAMES,
+    });
+  }
+  if (raw.length > MAX_ATTRIBUTION_MODELS) {
+    throw new ProblemError('invalid-request', {
+      detail: `attribution names ${raw.length} models; at most ${MAX_ATTRIBUTION_MODELS} per request.`,
+      remediation: `Ask for at most ${MAX_ATTRIBUTION_MODELS} models, and the rest in another request.`,
+    });
+  }
+  return raw as AttributionModelName[];
+}
+
 export function readMetricsQuery(q: MetricsRawQuery): MetricsQuery {
   const metrics = (q.metrics ?? []) as MetricName[];
   if (metrics.length === 0) {
@@ -108,7 +143,8 @@ export function readMetricsQuery(q: MetricsRawQuery): MetricsQuery {
   }
   const groupBy = (q.group_by ?? []) as GroupByDimension[];
   const filters = (q.filter ?? []).map(parseFilter);
-  const requestedModels = (q.attribution ?? []) as AttributionModelName[];
+  const requestedModels = readModels(q.attribution ?? []);
+  const excludeDirect = readSwitch('exclude_direct', q.exclude_direct);
   const stages = q.stages ?? [];
   const families = new Set(metrics.map((m) => METRIC_FAMILY[m]));
 
@@ -152,6 +188,16 @@ export function readMetricsQuery(q: MetricsRawQuery): MetricsQuery {
   if (usesResolution && [...families].some((f) => f !== 'credit')) {
     throw unsupported('resolution splits credited outcomes by why they had no journey; it applies to conversions, revenue, influenced_conversions, unique_converters and milestones only.', 'Ask for credited metrics alone with resolution.');
   }
+  const dataDriven = requestedModels.filter((m) => DATA_DRIVEN.includes(m));
+  if (dataDriven.length > 0) {
+    // Their credit is a property of every journey of the window together, by channel: a subset of
+    // touches, outcomes or days would be a different chain or game, not a slice of this one.
+    const named = dataDriven.join(' and ');
+    if (!(groupBy.length === 1 && groupBy[0] === 'channel')) throw unsupported(`${named} credit channels: they need group_by=channel alone.`, 'Group by channel, or use a rule model for other dimensions.');
+    if (filters.length > 0 || truthy(q.only_paid)) throw unsupported(`${named} model every journey of the window; filters and only_paid do not apply to them.`, 'Drop filter and only_paid, or use a rule model.');
+    if (stages.length > 0) throw unsupported(`${named} credit tracked conversions, not milestones.`, 'Drop stages, or use a rule model for milestones.');
+    if (q.granularity === 'day') throw unsupported(`${named} answer a window as a whole; they have no daily series.`, 'Drop granularity=day for these models.');
+  }
   const models = requestedModels.length > 0 ? requestedModels : [DEFAULT_ATTRIBUTION_MODEL];
   return {
     metrics,
@@ -163,6 +209,7 @@ export function readMetricsQuery(q: MetricsRawQuery): MetricsQuery {
     modelsExplicit: requestedModels.length > 0,
     stages,
     onlyPaid: truthy(q.only_paid),
+    excludeDirect,
     limit: Math.min(q.limit ?? LIMITS.metrics.default, LIMITS.metrics.maximum),
   };
 }

@@ -1,0 +1,100 @@
+// markov and shapley for GET /metrics: reads the window's journeys (journeys.sql.ts), computes each
+// model's credit per channel, and says in words what was used. A model that cannot answer has no
+// figures and a reason; its values are null, never zero.
+import type { ClickHouseStore } from '@sightline/kit';
+import { DEFAULT_LOOKBACK_DAYS, SHAPLEY_EXACT_MAX_CHANNELS, type DataDrivenModelName } from '@sightline/proto-schemas';
+import { UNATTRIBUTED } from '../../analytics/journey-fields';
+import { markovShares, type PathCount } from './markov';
+import { SAMPLED_CONFIDENCE, shapleyCredits } from './shapley';
+import { convertingPathsSql, nonConvertingPathsSql } from './journeys.sql';
+
+const DAY_MS = 86_400_000;
+
+export interface DataDrivenWindow {
+  websiteId: string;
+  from: Date;
+  to: Date;
+  excludeDirect: boolean;
+}
+
+/** One model's answer: credited conversions and revenue by channel (Unattributed included), or why there is none. */
+export interface DataDrivenAnswer {
+  credits: Map<string, { conversions: number; value: number }> | null;
+  definition: string;
+}
+
+/** What the window's journeys are, aggregated by channel sequence. */
+export interface WindowJourneys {
+  converting: { path: string[]; conversions: number; value: number }[];
+  nonConverting: { path: string[]; journeys: number }[];
+}
+
+export async function readWindowJourneys(ch: ClickHouseStore, w: DataDrivenWindow, withNonConverting: boolean): Promise<WindowJourneys> {
+  const params = { website: w.websiteId, from: w.from, to: w.to, lookback_from: new Date(w.from.getTime() - DEFAULT_LOOKBACK_DAYS * DAY_MS) };
+  const [converting, nonConverting] = await Promise.all([
+    ch.query<{ path: string[]; conversions: number | string; value: number | string }>(convertingPathsSql(w.excludeDirect), params),
+    withNonConverting ? ch.query<{ path: string[]; journeys: number | string }>(nonConvertingPathsSql(w.excludeDirect), params) : Promise.resolve([]),
+  ]);
+  return {
+    converting: converting.map((r) => ({ path: r.path, conversions: Number(r.conversions), value: Number(r.value) })),
+    nonConverting: nonConverting.map((r) => ({ path: r.path, journeys: Number(r.journeys) })),
+  };
+}
+
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+const round = (n: number): string => String(Math.round(n * 1e4) / 1e4);
+
+/** Conversions and revenue without a touch: Unattributed under every model. */
+function unattributedOf(j: WindowJourneys): { conversions: number; value: number } {
+  return j.converting.filter((r) => r.path.length === 0).reduce((a, r) => ({ conversions: a.conversions + r.conversions, value: a.value + r.value }), { conversions: 0, value: 0 });
+}
+
+function withUnattributed(credits: Map<string, { conversions: number; value: number }>, j: WindowJourneys): Map<string, { conversions: number; value: number }> {
+  const none = unattributedOf(j);
+  if (none.conversions > 0) credits.set(UNATTRIBUTED, none);
+  return credits;
+}
+
+export function markovAnswer(j: WindowJourneys, excludeDirect: boolean): DataDrivenAnswer {
+  const touched = j.converting.filter((r) => r.path.length > 0);
+  const conversions = touched.reduce((a, r) => a + r.conversions, 0);
+  const value = touched.reduce((a, r) => a + r.value, 0);
+  const nulls = j.nonConverting.filter((r) => r.path.length > 0);
+  const nullJourneys = nulls.reduce((a, r) => a + r.journeys, 0);
+  const paths: PathCount[] = [
+    ...touched.map((r) => ({ path: r.path, conversions: r.conversions, nulls: 0 })),
+    ...nulls.map((r) => ({ path: r.path, conversions: 0, nulls: r.journeys })),
+  ];
+  const used = `Journeys used: ${plural(conversions, 'converting journey')} with a touch (the window's conversions) and ${plural(nullJourneys, 'non-converting journey')} (people with a session started in the window and no conversion in it; each their sessions in the ${DEFAULT_LOOKBACK_DAYS} days up to their last session of the window)${excludeDirect ? ', Direct touches dropped (a journey of only Direct stays Direct)' : ''}.`;
+  const method = 'Method: first-order Markov chain start > channel > ... > conversion or null, transition probabilities from the observed transitions; a channel\'s removal effect is 1 - P(conversion without it) / P(conversion); credits are the removal effects normalised to sum to the converting journeys\' conversions and revenue. Conversions without a touch are Unattributed.';
+  const result = markovShares(paths);
+  if (!result) {
+    return { credits: null, definition: `markov: null. No converting journey with a touch in the window, so there is no conversion probability to remove from. ${used}` };
+  }
+  const credits = new Map([...result.shares].map(([c, share]) => [c, { conversions: share * conversions, value: share * value }]));
+  const effects = [...result.removalEffects].map(([c, e]) => `${c} ${round(e)}`).join(', ');
+  return {
+    credits: withUnattributed(credits, j),
+    definition: `markov: ${method} ${used} Channels: ${plural(result.shares.size, 'channel')}; P(conversion) = ${round(result.conversionProbability)}; removal effects: ${effects}.`,
+  };
+}
+
+export function shapleyAnswer(j: WindowJourneys, excludeDirect: boolean): DataDrivenAnswer {
+  const touched = j.converting.filter((r) => r.path.length > 0);
+  const conversions = touched.reduce((a, r) => a + r.conversions, 0);
+  const used = `Journeys used: ${plural(conversions, 'converting journey')} with a touch (non-converting journeys do not change a coalition's conversions)${excludeDirect ? ', Direct touches dropped (a journey of only Direct stays Direct)' : ''}.`;
+  const method = 'Method: Shapley value of each channel in the game whose coalition value is the conversions (and revenue) of the converting journeys whose channels all lie within the coalition; credits sum to those journeys\' conversions and revenue. Conversions without a touch are Unattributed.';
+  const result = shapleyCredits(touched.map((r) => ({ channels: r.path, conversions: r.conversions, value: r.value })));
+  if (!result) return { credits: null, definition: `shapley: null. No converting journey with a touch in the window, so every coalition is worth nothing. ${used}` };
+  const k = result.credits.size;
+  const how = result.exact
+    ? `Exact: all ${2 ** k} coalitions of the ${plural(k, 'channel')} enumerated (exact up to ${SHAPLEY_EXACT_MAX_CHANNELS} channels).`
+    : `Not exact: ${k} channels is more than ${SHAPLEY_EXACT_MAX_CHANNELS}, so the values are the mean marginal worth over ${result.permutations} random channel orderings (fixed seed). With ${SAMPLED_CONFIDENCE * 100}% confidence for all channels at once, each channel's conversions are within: ${[...(result.errorBounds ?? new Map<string, number>())].map(([c, b]) => `${c} ±${round(b)}`).join(', ')} (Hoeffding bound: payoff of the journeys containing the channel × sqrt(ln(2k/0.05) / (2 × orderings)); revenue within the same fraction of the revenue of those journeys).`;
+  return { credits: withUnattributed(new Map(result.credits), j), definition: `shapley: ${method} ${used} ${how}` };
+}
+
+/** Each requested data-driven model's answer over the window. */
+export async function dataDrivenAnswers(ch: ClickHouseStore, w: DataDrivenWindow, models: readonly DataDrivenModelName[]): Promise<Map<DataDrivenModelName, DataDrivenAnswer>> {
+  const journeys = await readWindowJourneys(ch, w, models.includes('markov'));
+  return new Map(models.map((m) => [m, m === 'markov' ? markovAnswer(journeys, w.excludeDirect) : shapleyAnswer(journeys, w.excludeDirect)]));
+}
