@@ -1,9 +1,11 @@
 // Differential tests of attribution: datagen workspaces go through ingest into attribution (one
 // in-process Sightline, embedded stores), and every answer of /metrics, /paths and
 // /attribution/coverage is compared with an independent TypeScript oracle (./oracle) computed from
-// the classified events ingest published. Numbers agree within a relative 1e-6.
-import { ATTRIBUTION_MODELS, TOUCH_DIMENSIONS } from './oracle';
+// the classified events ingest published, last_non_direct, markov, shapley and exclude_direct
+// included. Numbers agree within a relative 1e-6.
+import { ATTRIBUTION_MODELS, oracleJourneys, oracleMarkov, TOUCH_DIMENSIONS } from './oracle';
 import { checkCoverage, checkCredited, checkPaths, checkPlain, checkSessions } from './oracle/harness/checks';
+import { checkDataDriven, checkExcludeDirect, type MetricsReader, type ModelsBody } from './oracle/harness/data-driven-checks';
 import { DifferentialHarness } from './oracle/harness/process';
 import { mapLimit, oracleSiteOf, SEED_SPECS, type NamedWindow, type OracleSite } from './oracle/harness/sites';
 
@@ -57,6 +59,36 @@ describe('attribution agrees with the oracle on generated workspaces', () => {
     const dimensions = TOUCH_DIMENSIONS.filter((d) => d !== 'channel');
     const jobs = pairs((i) => i + 1).map(([s, w], i) => ({ s, w, dimension: dimensions[i % dimensions.length] as (typeof dimensions)[number] }));
     expectAgreement(await mapLimit(jobs, PARALLEL_READS, ({ s, w, dimension }) => checkCredited(harness, s, w, ATTRIBUTION_MODELS, dimension)));
+  }, 120_000);
+
+  /** GET /metrics for one site and window, as the differential harness calls it. */
+  const metricsReader = (s: OracleSite, w: NamedWindow): MetricsReader => async (query, diff) => {
+    try {
+      const reply = await harness.call<ModelsBody>('attribution.getMetrics', '/v1/metrics', s.site, { ...query, from: w.from, to: w.to });
+      if (reply.status === 200) return reply.body;
+      diff.note(`status ${reply.status}: ${JSON.stringify(reply.body).slice(0, 300)}`);
+    } catch (error) {
+      diff.note(`failed: ${String(error).slice(0, 300)}`);
+    }
+    return null;
+  };
+  const where = (s: OracleSite, w: NamedWindow) => `seed ${s.site.spec.seed} ${w.name} [${w.from}, ${w.to})`;
+
+  it('/metrics credits by channel under last_non_direct, markov and shapley in every window, with and without exclude_direct', async () => {
+    // Not vacuous: markov answers on at least 20 seeds, and on most with non-converting journeys in the chain.
+    const seedsWhere = (test: (j: ReturnType<typeof oracleJourneys>) => boolean) =>
+      new Set(pairs().filter(([s, w]) => test(oracleJourneys(s.data, w, false))).map(([s]) => s.site.spec.seed)).size;
+    const answering = seedsWhere((j) => oracleMarkov(j).rows !== null);
+    const withNonConverting = seedsWhere((j) => j.nonConverting.length > 0 && oracleMarkov(j).rows !== null);
+    process.stdout.write(`markov answers on ${answering} seeds, with non-converting journeys on ${withNonConverting}\n`);
+    expect(answering).toBeGreaterThanOrEqual(20);
+    expect(withNonConverting).toBeGreaterThanOrEqual(15);
+    const jobs = pairs().flatMap(([s, w]) => [false, true].map((exclude) => ({ s, w, exclude })));
+    expectAgreement(await mapLimit(jobs, PARALLEL_READS, ({ s, w, exclude }) => checkDataDriven(metricsReader(s, w), where(s, w), s.data, w, exclude)));
+  }, 240_000);
+
+  it('/metrics drops Direct touches under all five rule models with exclude_direct=true', async () => {
+    expectAgreement(await mapLimit(pairs((i) => i), PARALLEL_READS, ([s, w]) => checkExcludeDirect(metricsReader(s, w), where(s, w), s.data, w)));
   }, 120_000);
 
   it('/metrics counts visitors, sessions, page views and conversions', async () => {

@@ -8,3 +8,4 @@ export * from './dataset';
 export * from './metrics';
 export * from './paths';
 export * from './coverage';
+export * from './data-driven';

@@ -2,7 +2,7 @@
 // model, and the plain counts (visitors, sessions, pageviews, conversions) of a window.
 import { conversionsIn, inWindow, type OracleDataset } from './dataset';
 import { modelWeights } from './models';
-import { UNATTRIBUTED, type AttributionModel, type OracleSession, type OracleWindow } from './types';
+import { UNATTRIBUTED, type OracleSession, type OracleWindow, type RuleModel } from './types';
 
 export const EMPTY_LABEL = '(none)';
 
@@ -26,8 +26,11 @@ export function touchLabel(touch: OracleSession, dimension: TouchDimension): str
   return value === null || value === '' ? EMPTY_LABEL : value;
 }
 
-/** Each conversion's credit spread over its touches' values; a conversion with no touch is Unattributed. */
-export function creditedMetrics(d: OracleDataset, w: OracleWindow, model: AttributionModel, dimension: TouchDimension): CreditedMetrics {
+/**
+ * Each conversion's credit spread over its touches' values; a conversion with no touch is
+ * Unattributed. excludeDirect: Direct touches leave the journey first, unless it has only Direct.
+ */
+export function creditedMetrics(d: OracleDataset, w: OracleWindow, model: RuleModel, dimension: TouchDimension, excludeDirect = false): CreditedMetrics {
   const rows = new Map<string, Credit>();
   const add = (label: string, share: number, revenue: number) => {
     const row = rows.get(label) ?? { conversions: 0, revenue: 0 };
@@ -43,8 +46,10 @@ export function creditedMetrics(d: OracleDataset, w: OracleWindow, model: Attrib
       add(UNATTRIBUTED, 1, c.revenue);
       continue;
     }
-    const weights = modelWeights(model, c.journey.map((t) => t.startMs), c.occurredMs);
-    c.journey.forEach((t, i) => add(touchLabel(t, dimension), weights[i] as number, c.revenue));
+    const others = c.journey.filter((t) => t.channel !== 'Direct');
+    const journey = excludeDirect && others.length > 0 ? others : c.journey;
+    const weights = modelWeights(model, journey.map((t) => t.startMs), c.occurredMs, journey.map((t) => t.channel));
+    journey.forEach((t, i) => add(touchLabel(t, dimension), weights[i] as number, c.revenue));
   }
   return { rows, totals };
 }

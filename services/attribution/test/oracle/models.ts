@@ -1,11 +1,17 @@
-// The five attribution models as the design states them: each gives one weight per touch of a
+// The rule models as the design states them (the five, and last_non_direct): each gives one weight per touch of a
 // journey (oldest first), and the weights of a journey with touches sum to 1.
-import { HALF_LIFE_MS, type AttributionModel } from './types';
+import { HALF_LIFE_MS, type RuleModel } from './types';
 
-export function modelWeights(model: AttributionModel, touchStartsMs: readonly number[], conversionMs: number): number[] {
+/** `channels`: each touch's channel, which last_non_direct reads (Direct is the channel it skips). */
+export function modelWeights(model: RuleModel, touchStartsMs: readonly number[], conversionMs: number, channels: readonly string[] = []): number[] {
   const n = touchStartsMs.length;
   if (n === 0) return [];
   switch (model) {
+    case 'last_non_direct': {
+      let pick = n - 1;
+      for (let i = n - 1; i >= 0; i--) if (channels[i] !== 'Direct') { pick = i; break; }
+      return touchStartsMs.map((_, i) => (i === pick ? 1 : 0));
+    }
     case 'first_touch':
       return touchStartsMs.map((_, i) => (i === 0 ? 1 : 0));
     case 'last_touch':

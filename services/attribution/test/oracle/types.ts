@@ -75,6 +75,9 @@ export interface OracleConversion {
 export const ATTRIBUTION_MODELS = ['first_touch', 'last_touch', 'linear', 'u_shaped', 'time_decay'] as const;
 export type AttributionModel = (typeof ATTRIBUTION_MODELS)[number];
 
+/** Every model that weighs one journey's touches on its own: the five above and last_non_direct. */
+export type RuleModel = AttributionModel | 'last_non_direct';
+
 export const UNATTRIBUTED = 'Unattributed';
 export const LOOKBACK_DAYS = 90;
 export const DAY_MS = 86_400_000;

@@ -6,10 +6,10 @@ import type { LoadedSite, SeedSpec } from './process';
 const END = new Date('2025-03-01T00:00:00.000Z');
 
 /**
- * 22 small workspaces: 40 to 120 visitors over 30, 45 or 60 days. (datagen's return visits come
+ * 26 small workspaces: 40 to 120 visitors over 30, 45 or 60 days. (datagen's return visits come
  * within 40 days, so no journey reaches the 90-day lookback: the property tests cover that.)
  */
-export const SEED_SPECS: readonly SeedSpec[] = Array.from({ length: 22 }, (_, i): SeedSpec => ({
+export const SEED_SPECS: readonly SeedSpec[] = Array.from({ length: 26 }, (_, i): SeedSpec => ({
   seed: 9001 + i * 7, days: [30, 45, 60][i % 3] as number, visitors: 40 + ((i * 37) % 81), endDate: END,
 }));
 
