@@ -318,4 +318,20 @@ describe('comparison and breakdown', () => {
     expect(one.data[2]).toMatchObject({ other: true, entered: 1, completed: 1 });
     expect(one.meta).toMatchObject({ truncated: true, row_count: 3, dimension: 'channel', models: ['linear'] });
   });
+
+  it('last_non_direct skips Direct touches (a journey of only Direct keeps its last); markov and shapley are refused', async () => {
+    const { site, id } = await setup([
+      { person: 'a', at: T0 - 2 * DAY, page: '/blog', channel: 'Email', session: 'a1' },
+      { person: 'a', at: T0 + HOUR, page: '/', channel: 'Direct', session: 'a2' },
+      { person: 'b', at: T0 - DAY, page: '/blog', channel: 'Direct', session: 'b1' },
+      { person: 'b', at: T0 + HOUR, page: '/', channel: 'Direct', session: 'b2' },
+    ], { steps: [path('/'), path('/pricing')] });
+    const r = await h.breakdown(site, id, { ...PERIOD, models: 'last_touch,last_non_direct' });
+    const row = (v: string) => r.data.find((x) => x['value'] === v) as Json;
+    expect(row('Direct')['last_touch']).toEqual({ entered: 2, completed: 0, conversion_rate: 0 });
+    expect(row('Email')['last_non_direct']).toEqual({ entered: 1, completed: 0, conversion_rate: 0 });
+    expect(row('Direct')['last_non_direct']).toEqual({ entered: 1, completed: 0, conversion_rate: 0 });
+    const refused = await h.problem(h.breakdown(site, id, { ...PERIOD, models: 'linear,markov' }));
+    expect(refused).toMatchObject({ kind: 'unsupported-combination', allowed: expect.arrayContaining(['last_non_direct']) });
+  });
 });
