@@ -4,9 +4,9 @@
 import type { ClickHouseStore } from '@sightline/kit';
 import { DEFAULT_LOOKBACK_DAYS, SHAPLEY_EXACT_MAX_CHANNELS, type DataDrivenModelName } from '@sightline/proto-schemas';
 import { UNATTRIBUTED } from '../../analytics/journey-fields';
-import { markovShares, type PathCount } from './markov';
+import { CONVERSION, markovFromTransitions, NULL_END, START, transitionsOf, type Transition } from './markov';
 import { SAMPLED_CONFIDENCE, shapleyCredits } from './shapley';
-import { convertingPathsSql, nonConvertingPathsSql } from './journeys.sql';
+import { convertingSetsSql, convertingTransitionsSql, nonConvertingTransitionsSql } from './journeys.sql';
 
 const DAY_MS = 86_400_000;
 
@@ -23,21 +23,32 @@ export interface DataDrivenAnswer {
   definition: string;
 }
 
-/** What the window's journeys are, aggregated by channel sequence. */
+/** The window's journeys, as counts. */
 export interface WindowJourneys {
+  /** Conversions by their journey's channels: a sequence, or (as the service reads them) the distinct set; empty without a touch. */
   converting: { path: string[]; conversions: number; value: number }[];
-  nonConverting: { path: string[]; journeys: number }[];
+  /** The converting journeys' Markov transitions; derived from `converting` when absent (which must then hold sequences). */
+  convertingTransitions?: Transition[];
+  nonConverting: Transition[];
 }
 
-export async function readWindowJourneys(ch: ClickHouseStore, w: DataDrivenWindow, withNonConverting: boolean): Promise<WindowJourneys> {
-  const params = { website: w.websiteId, from: w.from, to: w.to, lookback_from: new Date(w.from.getTime() - DEFAULT_LOOKBACK_DAYS * DAY_MS) };
-  const [converting, nonConverting] = await Promise.all([
-    ch.query<{ path: string[]; conversions: number | string; value: number | string }>(convertingPathsSql(w.excludeDirect), params),
-    withNonConverting ? ch.query<{ path: string[]; journeys: number | string }>(nonConvertingPathsSql(w.excludeDirect), params) : Promise.resolve([]),
+/** The window's journeys; the transitions (converting and not) only `withTransitions` (markov). */
+export async function readWindowJourneys(ch: ClickHouseStore, w: DataDrivenWindow, withTransitions: boolean): Promise<WindowJourneys> {
+  const params = {
+    website: w.websiteId, from: w.from, to: w.to, lookback_from: new Date(w.from.getTime() - DEFAULT_LOOKBACK_DAYS * DAY_MS),
+    start_state: START, null_state: NULL_END, conversion_state: CONVERSION,
+  };
+  type TransitionRow = { from_state: string; to_state: string; n: number | string };
+  const [converting, convertingSteps, nonConverting] = await Promise.all([
+    ch.query<{ path: string[]; conversions: number | string; value: number | string }>(convertingSetsSql(w.excludeDirect), params),
+    withTransitions ? ch.query<TransitionRow>(convertingTransitionsSql(w.excludeDirect), params) : Promise.resolve([]),
+    withTransitions ? ch.query<TransitionRow>(nonConvertingTransitionsSql(w.excludeDirect), params) : Promise.resolve([]),
   ]);
+  const transitions = (rows: TransitionRow[]): Transition[] => rows.map((r) => ({ from: r.from_state, to: r.to_state, count: Number(r.n) }));
   return {
     converting: converting.map((r) => ({ path: r.path, conversions: Number(r.conversions), value: Number(r.value) })),
-    nonConverting: nonConverting.map((r) => ({ path: r.path, journeys: Number(r.journeys) })),
+    convertingTransitions: transitions(convertingSteps),
+    nonConverting: transitions(nonConverting),
   };
 }
 
@@ -59,15 +70,12 @@ export function markovAnswer(j: WindowJourneys, excludeDirect: boolean): DataDri
   const touched = j.converting.filter((r) => r.path.length > 0);
   const conversions = touched.reduce((a, r) => a + r.conversions, 0);
   const value = touched.reduce((a, r) => a + r.value, 0);
-  const nulls = j.nonConverting.filter((r) => r.path.length > 0);
-  const nullJourneys = nulls.reduce((a, r) => a + r.journeys, 0);
-  const paths: PathCount[] = [
-    ...touched.map((r) => ({ path: r.path, conversions: r.conversions, nulls: 0 })),
-    ...nulls.map((r) => ({ path: r.path, conversions: 0, nulls: r.journeys })),
-  ];
+  // Every non-converting journey with a touch leaves start once.
+  const nullJourneys = j.nonConverting.filter((t) => t.from === START).reduce((a, t) => a + t.count, 0);
+  const transitions = [...(j.convertingTransitions ?? transitionsOf(touched.map((r) => ({ path: r.path, conversions: r.conversions, nulls: 0 })))), ...j.nonConverting];
   const used = `Journeys used: ${plural(conversions, 'converting journey')} with a touch (the window's conversions) and ${plural(nullJourneys, 'non-converting journey')} (people with a session started in the window and no conversion in it; each their sessions in the ${DEFAULT_LOOKBACK_DAYS} days up to their last session of the window)${excludeDirect ? ', Direct touches dropped (a journey of only Direct stays Direct)' : ''}.`;
   const method = 'Method: first-order Markov chain start > channel > ... > conversion or null, transition probabilities from the observed transitions; a channel\'s removal effect is 1 - P(conversion without it) / P(conversion); credits are the removal effects normalised to sum to the converting journeys\' conversions and revenue. Conversions without a touch are Unattributed.';
-  const result = markovShares(paths);
+  const result = markovFromTransitions(transitions);
   if (!result) {
     return { credits: null, definition: `markov: null. No converting journey with a touch in the window, so there is no conversion probability to remove from. ${used}` };
   }

@@ -1,5 +1,6 @@
-// The journeys markov and shapley read, aggregated in ClickHouse to one row per distinct channel
-// sequence (so what reaches the service is the number of distinct paths, not of journeys).
+// The journeys markov and shapley read, aggregated in ClickHouse (so what reaches the service is a
+// few hundred rows, not one per journey): converting journeys by distinct channel sequence,
+// non-converting ones as counted Markov transitions.
 //
 // Converting journeys: the window's conversions as the read model keeps them (outcome_journeys),
 // each its journey's channels in order; a conversion without a touch is the empty sequence (it is
@@ -22,27 +23,56 @@ function channels(column: string, excludeDirect: boolean): string {
   return `if(arrayExists(c -> c != '${DIRECT_CHANNEL}', ${column}), arrayFilter(c -> c != '${DIRECT_CHANNEL}', ${column}), ${column})`;
 }
 
-/** Distinct channel sequences of the window's conversions (params: website, from, to). */
-export function convertingPathsSql(excludeDirect: boolean): string {
-  return `SELECT ${channels('j_channel', excludeDirect)} AS path, count() AS conversions, sum(value) AS value
+/**
+ * The window's conversions by the set of channels of their journey (sorted, each once; empty
+ * without a touch), counted with their value (params: website, from, to). What shapley and the
+ * totals need: the order of touches plays no part in them.
+ */
+export function convertingSetsSql(excludeDirect: boolean): string {
+  return `SELECT arraySort(arrayDistinct(${channels('j_channel', excludeDirect)})) AS path, count() AS conversions, sum(value) AS value
   FROM (${outcomeRowsSql({ source: 'conversions', fields: ['channel'] })})
  GROUP BY path`;
 }
 
-/** Distinct channel sequences of the window's non-converting journeys, counted (params: website, from, to, lookback_from). */
-export function nonConvertingPathsSql(excludeDirect: boolean): string {
-  return `SELECT ${channels('sequence', excludeDirect)} AS path, count() AS journeys
+/** The window's converting journeys with a touch as Markov transitions, counted (params: website, from, to, start_state, end_state). */
+export function convertingTransitionsSql(excludeDirect: boolean): string {
+  return `SELECT step.1 AS from_state, step.2 AS to_state, count() AS n
+  FROM (SELECT ${channels('j_channel', excludeDirect)} AS path FROM (${outcomeRowsSql({ source: 'conversions', fields: ['channel'] })}) WHERE length(path) > 0)
+  ARRAY JOIN arrayZip(arrayPushFront(path, {start_state:String}), arrayPushBack(path, {conversion_state:String})) AS step
+ GROUP BY from_state, to_state`;
+}
+
+/**
+ * The window's non-converting journeys as Markov transitions, counted (params: website, from, to,
+ * lookback_from): start > first channel, each channel > the next, last channel > null. Only the
+ * transitions leave ClickHouse: a first-order chain needs nothing else, and there are at most
+ * (channels + 1)^2 of them however many people there are.
+ */
+export function nonConvertingTransitionsSql(excludeDirect: boolean): string {
+  return `SELECT step.1 AS from_state, step.2 AS to_state, count() AS n
   FROM (
-    SELECT person_key, max(started_at) AS last_at,
-           arrayMap(s -> s.3, arrayFilter(s -> s.1 >= last_at - toIntervalDay(${DEFAULT_LOOKBACK_DAYS}), arraySort(groupArray((started_at, session_id, toString(channel)))))) AS sequence
-      FROM traffic_sessions FINAL
-     WHERE website_id = {website:UUID} AND started_at >= {lookback_from:${TIME}} AND started_at < {to:${TIME}}
-     GROUP BY person_key
-    HAVING person_key != 0 AND last_at >= {from:${TIME}}
-       AND person_key NOT IN (
-         SELECT reinterpretAsUInt128(sipHash128(person)) FROM outcome_journeys FINAL
-          WHERE website_id = {website:UUID} AND kind = 'conversion' AND occurred_at >= {from:${TIME}} AND occurred_at < {to:${TIME}}
-       )
+    SELECT ${channels('sequence', excludeDirect)} AS path
+      FROM (
+        SELECT person_key, max(started_at) AS last_at,
+               arrayMap(s -> s.3, arrayFilter(s -> s.1 >= last_at - toIntervalDay(${DEFAULT_LOOKBACK_DAYS}), arraySort(groupArray((started_at, session_id, toString(channel)))))) AS sequence
+          FROM traffic_sessions FINAL
+         WHERE website_id = {website:UUID} AND started_at >= {lookback_from:${TIME}} AND started_at < {to:${TIME}}
+           -- Only people active in the window: their sessions are the only ones grouped.
+           AND person_key IN (
+             SELECT person_key FROM traffic_sessions
+              WHERE website_id = {website:UUID} AND started_at >= {from:${TIME}} AND started_at < {to:${TIME}} AND person_key != 0
+           )
+         GROUP BY person_key
+        HAVING person_key != 0 AND last_at >= {from:${TIME}}
+           AND person_key NOT IN (
+             SELECT reinterpretAsUInt128(sipHash128(person)) FROM outcome_journeys FINAL
+              WHERE website_id = {website:UUID} AND kind = 'conversion' AND occurred_at >= {from:${TIME}} AND occurred_at < {to:${TIME}}
+           )
+      )
+     WHERE length(path) > 0
   )
- GROUP BY path`;
+  ARRAY JOIN arrayZip(arrayPushFront(path, {start_state:String}), arrayPushBack(path, {null_state:String})) AS step
+ GROUP BY from_state, to_state
+ -- As the traffic reads of traffic_sessions do (family.sql.ts): FINAL within each month's partition.
+ SETTINGS do_not_merge_across_partitions_select_final = 1`;
 }

@@ -1,6 +1,6 @@
 // Markov removal-effect credit on worked examples and at its edges (pure: no store involved).
 import { markovAnswer, type WindowJourneys } from './credit';
-import { markovShares } from './markov';
+import { markovShares, transitionsOf } from './markov';
 
 const close = (actual: number | undefined, expected: number) => expect(actual).toBeCloseTo(expected, 9);
 
@@ -35,7 +35,7 @@ describe('markov removal effect', () => {
         { path: ['Google Ads', 'Mailing'], conversions: 1, value: 70 },
         { path: [], conversions: 3, value: 9 },
       ],
-      nonConverting: [{ path: ['Google Ads'], journeys: 1 }],
+      nonConverting: transitionsOf([{ path: ['Google Ads'], conversions: 0, nulls: 1 }]),
     };
     const answer = markovAnswer(journeys, false);
     close(answer.credits?.get('Google Ads')?.conversions, 2.4);
@@ -49,13 +49,13 @@ describe('markov removal effect', () => {
   });
 
   it('one channel takes every conversion', () => {
-    const answer = markovAnswer({ converting: [{ path: ['Email', 'Email'], conversions: 3, value: 30 }], nonConverting: [{ path: ['Email'], journeys: 5 }] }, false);
+    const answer = markovAnswer({ converting: [{ path: ['Email', 'Email'], conversions: 3, value: 30 }], nonConverting: transitionsOf([{ path: ['Email'], conversions: 0, nulls: 5 }]) }, false);
     expect([...(answer.credits?.keys() ?? [])]).toEqual(['Email']);
     close(answer.credits?.get('Email')?.conversions, 3);
   });
 
   it('only Direct journeys credit Direct, with exclude_direct too', () => {
-    const journeys: WindowJourneys = { converting: [{ path: ['Direct', 'Direct'], conversions: 2, value: 10 }], nonConverting: [{ path: ['Direct'], journeys: 4 }] };
+    const journeys: WindowJourneys = { converting: [{ path: ['Direct', 'Direct'], conversions: 2, value: 10 }], nonConverting: transitionsOf([{ path: ['Direct'], conversions: 0, nulls: 4 }]) };
     for (const exclude of [false, true]) {
       const answer = markovAnswer(journeys, exclude);
       close(answer.credits?.get('Direct')?.conversions, 2);
@@ -78,7 +78,7 @@ describe('markov removal effect', () => {
   });
 
   it('is null with a reason when no journey with a touch converts', () => {
-    const answer = markovAnswer({ converting: [{ path: [], conversions: 2, value: 5 }], nonConverting: [{ path: ['Email'], journeys: 3 }] }, false);
+    const answer = markovAnswer({ converting: [{ path: [], conversions: 2, value: 5 }], nonConverting: transitionsOf([{ path: ['Email'], conversions: 0, nulls: 3 }]) }, false);
     expect(answer.credits).toBeNull();
     expect(answer.definition).toMatch(/^markov: null\. No converting journey with a touch/);
     expect(markovShares([])).toBeNull();

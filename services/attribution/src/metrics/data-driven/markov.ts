@@ -22,33 +22,51 @@ export interface MarkovResult {
   removalEffects: Map<string, number>;
 }
 
-/** Transition counts: from a state (a channel index, or -1 for start) to a channel index, or to the ends. */
-interface Chain {
-  channels: string[];
-  /** counts[from + 1][to]: to is a channel index, k for conversion, k + 1 for null. */
-  counts: number[][];
+/** The chain's two ends and its start, as state names no channel can have. */
+export const START = '\u0000start';
+export const CONVERSION = '\u0000conversion';
+export const NULL_END = '\u0000null';
+
+/** Journeys that moved from one state to the next (START, a channel; a channel, CONVERSION or NULL_END), counted. */
+export interface Transition {
+  from: string;
+  to: string;
+  count: number;
 }
 
-function chainOf(paths: readonly PathCount[]): Chain {
-  const channels = [...new Set(paths.flatMap((p) => (p.conversions + p.nulls > 0 ? p.path : [])))].sort();
-  const index = new Map(channels.map((c, i) => [c, i]));
-  const k = channels.length;
-  const counts = Array.from({ length: k + 1 }, () => new Array<number>(k + 2).fill(0));
-  const bump = (from: number, to: number, n: number): void => {
-    const row = counts[from + 1] as number[];
-    row[to] = (row[to] as number) + n;
-  };
+/** The transitions of journeys given as channel sequences. */
+export function transitionsOf(paths: readonly PathCount[]): Transition[] {
+  const out: Transition[] = [];
   for (const p of paths) {
     const journeys = p.conversions + p.nulls;
     if (journeys === 0 || p.path.length === 0) continue;
-    let from = -1;
-    for (const c of p.path) {
-      const to = index.get(c) as number;
-      bump(from, to, journeys);
-      from = to;
-    }
-    bump(from, k, p.conversions);
-    bump(from, k + 1, p.nulls);
+    const states = [START, ...p.path];
+    for (let i = 1; i < states.length; i++) out.push({ from: states[i - 1] as string, to: states[i] as string, count: journeys });
+    const last = p.path[p.path.length - 1] as string;
+    if (p.conversions > 0) out.push({ from: last, to: CONVERSION, count: p.conversions });
+    if (p.nulls > 0) out.push({ from: last, to: NULL_END, count: p.nulls });
+  }
+  return out;
+}
+
+/** Transition counts by state index: counts[from + 1][to], from -1 for start; to a channel index, k for conversion, k + 1 for null. */
+interface Chain {
+  channels: string[];
+  counts: number[][];
+}
+
+function chainOf(transitions: readonly Transition[]): Chain {
+  const ends = new Set([START, CONVERSION, NULL_END]);
+  const channels = [...new Set(transitions.filter((t) => t.count > 0).flatMap((t) => [t.from, t.to]).filter((s) => !ends.has(s)))].sort();
+  const index = new Map(channels.map((c, i) => [c, i]));
+  const k = channels.length;
+  const counts = Array.from({ length: k + 1 }, () => new Array<number>(k + 2).fill(0));
+  for (const t of transitions) {
+    if (t.count <= 0) continue;
+    const from = t.from === START ? -1 : (index.get(t.from) as number);
+    const to = t.to === CONVERSION ? k : t.to === NULL_END ? k + 1 : (index.get(t.to) as number);
+    const row = counts[from + 1] as number[];
+    row[to] = (row[to] as number) + t.count;
   }
   return { channels, counts };
 }
@@ -104,9 +122,14 @@ function solve(a: number[][], b: number[]): number[] {
   return m.map((row, i) => ((row[i] as number) === 0 ? 0 : (row[n] as number) / (row[i] as number)));
 }
 
-/** Markov credit shares, or null when no journey converts (there is nothing to remove from). */
+/** Markov credit shares from journeys' channel sequences, or null when no journey converts. */
 export function markovShares(paths: readonly PathCount[]): MarkovResult | null {
-  const chain = chainOf(paths);
+  return markovFromTransitions(transitionsOf(paths));
+}
+
+/** Markov credit shares from transition counts, or null when no journey converts (there is nothing to remove from). */
+export function markovFromTransitions(transitions: readonly Transition[]): MarkovResult | null {
+  const chain = chainOf(transitions);
   const base = conversionFromStart(chain, -1);
   if (chain.channels.length === 0 || base <= 0) return null;
   const removalEffects = new Map<string, number>();

@@ -1,6 +1,7 @@
 // Shapley credit on a worked example and at its edges (pure: no store involved).
 import { SHAPLEY_EXACT_MAX_CHANNELS } from '@sightline/proto-schemas';
 import { shapleyAnswer } from './credit';
+import { transitionsOf } from './markov';
 import { shapleyCredits, type ChannelSetPayoff } from './shapley';
 
 /** The closed form for this game (each journey set's payoff split evenly among its channels), to check against. */
@@ -46,7 +47,7 @@ describe('shapley credit', () => {
   });
 
   it('is null with a reason when no journey with a touch converts', () => {
-    const answer = shapleyAnswer({ converting: [{ path: [], conversions: 2, value: 5 }], nonConverting: [{ path: ['Email'], journeys: 3 }] }, false);
+    const answer = shapleyAnswer({ converting: [{ path: [], conversions: 2, value: 5 }], nonConverting: transitionsOf([{ path: ['Email'], conversions: 0, nulls: 3 }]) }, false);
     expect(answer.credits).toBeNull();
     expect(answer.definition).toMatch(/^shapley: null\./);
   });
