@@ -14,6 +14,8 @@
 //   npm run bench -- query --events=1000000       (a quick run; also BENCH_QUERY_EVENTS)
 //   options: --runs=15 --warmups=2 --budget=60 (s per query) --period="last 30 days" --no-pg
 //            --backfill=1000000 (events; 0 skips) --scale=45,180 (days; "none" skips) --scale-runs=15
+//            --only=markov,shapley,rules (measure only these cases, by the ids in CASES; the section is
+//            then recorded under its own title, so a partial run never replaces the full one)
 // A slow query is measured fewer times (see timeCase), so the whole run stays bounded.
 const { mkdtempSync, rmSync } = require('node:fs');
 const { loadavg, tmpdir } = require('node:os');
@@ -43,18 +45,29 @@ const SCALE_DAYS = option('scale', '45,180') === 'none' ? [] : option('scale', '
 const SCALE_RUNS = Number(option('scale-runs', 15));
 const MAIN_DAYS = 90;
 
-/** The measured requests: [label, RPC method, raw query string as a client would send it, target p50 ms]. */
-const CASES = [
-  ['dashboard: visitors, sessions, conversions, revenue by channel', 'attribution.getMetrics', 'metrics=visitors,sessions,conversions,revenue&group_by=channel', 100],
-  ['five models: conversions, revenue by channel', 'attribution.getMetrics', `metrics=conversions,revenue&group_by=channel&attribution=${MODELS.join(',')}`, 100],
-  ['five models: conversions, revenue by campaign', 'attribution.getMetrics', `metrics=conversions,revenue&group_by=campaign&attribution=${MODELS.join(',')}`, 200],
-  ['daily series: visitors, sessions, conversions', 'attribution.getMetrics', 'metrics=visitors,sessions,conversions&granularity=day', 200],
-  ['nested breakdown: sessions, conversions by channel > source > campaign', 'attribution.getMetrics', 'metrics=sessions,conversions&group_by=channel,source,campaign', 200],
-  ['paths (default: channel steps)', 'attribution.getPaths', '', 200],
-  ['attribution coverage', 'attribution.getAttributionCoverage', '', 200],
-  ['page views: visitors, pageviews by channel', 'attribution.getMetrics', 'metrics=visitors,pageviews&group_by=channel', 200],
+/**
+ * The measured requests: [label, RPC method, raw query string as a client would send it, target p50
+ * ms, id for --only]. The limit of five models per request stays, so last_non_direct is measured
+ * beside four of the rule models (last_touch is the one left out: alone with first_touch it reads
+ * only the journeys' two ends, and last_non_direct reads every touch anyway).
+ */
+const ALL_CASES = [
+  ['dashboard: visitors, sessions, conversions, revenue by channel', 'attribution.getMetrics', 'metrics=visitors,sessions,conversions,revenue&group_by=channel', 100, 'dashboard'],
+  ['five models: conversions, revenue by channel', 'attribution.getMetrics', `metrics=conversions,revenue&group_by=channel&attribution=${MODELS.join(',')}`, 100, 'five'],
+  ['five models: conversions, revenue by campaign', 'attribution.getMetrics', `metrics=conversions,revenue&group_by=campaign&attribution=${MODELS.join(',')}`, 200, 'five-campaign'],
+  ['daily series: visitors, sessions, conversions', 'attribution.getMetrics', 'metrics=visitors,sessions,conversions&granularity=day', 200, 'daily'],
+  ['nested breakdown: sessions, conversions by channel > source > campaign', 'attribution.getMetrics', 'metrics=sessions,conversions&group_by=channel,source,campaign', 200, 'nested'],
+  ['paths (default: channel steps)', 'attribution.getPaths', '', 200, 'paths'],
+  ['attribution coverage', 'attribution.getAttributionCoverage', '', 200, 'coverage'],
+  ['page views: visitors, pageviews by channel', 'attribution.getMetrics', 'metrics=visitors,pageviews&group_by=channel', 200, 'pageviews'],
+  ['markov: conversions, revenue by channel', 'attribution.getMetrics', 'metrics=conversions,revenue&group_by=channel&attribution=markov', 500, 'markov'],
+  ['shapley: conversions, revenue by channel', 'attribution.getMetrics', 'metrics=conversions,revenue&group_by=channel&attribution=shapley', 500, 'shapley'],
+  ['rule models with last_non_direct (first_touch, linear, u_shaped, time_decay, last_non_direct) by channel', 'attribution.getMetrics', 'metrics=conversions,revenue&group_by=channel&attribution=first_touch,linear,u_shaped,time_decay,last_non_direct', 100, 'rules'],
 ];
-const FIVE_BY_CHANNEL = CASES[1][0];
+const ONLY = option('only', '') === '' ? null : option('only', '').split(',');
+const CASES = ONLY ? ALL_CASES.filter((c) => ONLY.includes(c[4])) : ALL_CASES;
+if (ONLY && CASES.length !== ONLY.length) throw new Error(`--only takes case ids among ${ALL_CASES.map((c) => c[4]).join(', ')}`);
+const FIVE_BY_CHANNEL = ALL_CASES[1][0];
 
 const log = (message) => process.stdout.write(`[query] ${message}\n`);
 
@@ -88,10 +101,11 @@ async function run() {
     }
     const peakRss = rss.stop();
     log(`peak RSS while serving: ${fmt(peakRss / 2 ** 20, 0)} MiB`);
+    const markovProfile = CASES.some((c) => c[4] === 'markov') ? await profileMarkov(ch, main.website) : null;
 
     loadSamples.push(loadavg()[0]);
     let baseline = null;
-    if (WITH_PG) {
+    if (WITH_PG && results.some((r) => r.label === FIVE_BY_CHANNEL)) {
       const { loadPostgres, fiveModelsByChannel } = require('./query-pg');
       log('loading the same data into PostgreSQL...');
       pg = await loadPostgres(ch, { websiteId: main.website.id, workspaceId: main.website.workspace_id, log });
@@ -151,9 +165,9 @@ async function run() {
       log(`backfill: ${JSON.stringify(backfilled)}`);
     }
 
-    const body = report({ main, unmerged, results, baseline, peakRss, backfilled, scale, loadAverage: loadSamples.map((l) => l.toFixed(1)).join(' → '), minutes: (Date.now() - started) / 60_000 });
+    const body = report({ main, unmerged, results, baseline, peakRss, backfilled, scale, markovProfile, loadAverage: loadSamples.map((l) => l.toFixed(1)).join(' → '), minutes: (Date.now() - started) / 60_000 });
     process.stdout.write(`${body}\n`);
-    recordSection(`query (${EVENTS.toLocaleString('en-US')} events)`, body);
+    recordSection(`query (${EVENTS.toLocaleString('en-US')} events${ONLY ? `, only ${ONLY.join(',')}` : ''})`, body);
   } finally {
     if (pg) await pg.drop().catch((error) => log(`could not drop the PostgreSQL database: ${error.message}`));
     await provider.close();
@@ -276,6 +290,31 @@ async function timeCase(fn, label, maxRuns = RUNS) {
   return { p50, p95, runs, rows, body };
 }
 
+/** markov's stages timed alone: the journeys read without and with the non-converting ones, and the chain computed. */
+async function profileMarkov(ch, website) {
+  const { readWindowJourneys, markovAnswer } = require('@sightline/service-attribution/dist/metrics/data-driven/credit');
+  const window = windowOf(PERIOD);
+  const w = { websiteId: website.id, from: new Date(window.from), to: new Date(window.to), excludeDirect: false };
+  const runs = 5;
+  const timed = async (fn) => {
+    const times = [];
+    let value;
+    for (let i = 0; i < runs; i += 1) {
+      const t = process.hrtime.bigint();
+      value = await fn();
+      times.push(Number(process.hrtime.bigint() - t) / 1e6);
+    }
+    return { ms: median(times), value };
+  };
+  const converting = await timed(() => readWindowJourneys(ch, w, false));
+  const both = await timed(() => readWindowJourneys(ch, w, true));
+  const compute = await timed(async () => markovAnswer(both.value, false));
+  const nonConvertingJourneys = both.value.nonConverting.filter((t) => t.from === '\u0000start').reduce((a, t) => a + t.count, 0);
+  const profile = { runs, convertingMs: converting.ms, bothMs: both.ms, computeMs: compute.ms, nonConvertingJourneys };
+  log(`markov profile: ${JSON.stringify(profile)}`);
+  return profile;
+}
+
 function windowOf(period) {
   const { resolveWindow } = require('@sightline/periods');
   return resolveWindow({ timezone: 'UTC', period });
@@ -319,7 +358,7 @@ function compareCredit(sightline, postgres) {
     : `DISAGREE on ${mismatches.length} of ${compared} figures, e.g. ${mismatches.slice(0, 3).join('; ')}`;
 }
 
-function report({ main, unmerged, results, baseline, peakRss, backfilled, scale, loadAverage, minutes }) {
+function report({ main, unmerged, results, baseline, peakRss, backfilled, scale, markovProfile, loadAverage, minutes }) {
   const c = main.data.counts;
   const t = main.data.timings;
   const r = main.rebuild;
@@ -344,6 +383,13 @@ function report({ main, unmerged, results, baseline, peakRss, backfilled, scale,
     '',
     `Measured after OPTIMIZE FINAL of the read model's tables (${fmt(main.optimizeSeconds)} s), the state merges lead to. The last column is the same query right after the bulk load and the rebuild, before any merge (${MIN_RUNS + 2} runs): the generated events were written out of time order, so their parts overlap and FINAL merges them while it reads.`,
   ];
+  if (markovProfile) {
+    const p = markovProfile;
+    lines.push(
+      '',
+      `Profile of markov by channel (median of ${p.runs} runs of each stage alone): the window's conversions by channel set ${fmt(p.convertingMs)} ms; with the Markov transitions of the converting journeys and of the ${Number(p.nonConvertingJourneys).toLocaleString('en-US')} non-converting ones (grouped per person from traffic_sessions) as well ${fmt(p.bothMs)} ms (so about ${fmt(p.bothMs - p.convertingMs)} ms for the transitions); the chain and its removal effects in the service ${fmt(p.computeMs, 2)} ms; the rule-model pass that lists the channel rows is the rest of the request.`,
+    );
+  }
   if (baseline) {
     const ratio = five.skipped ? null : baseline.p50 / five.p50;
     lines.push(
@@ -382,7 +428,7 @@ function report({ main, unmerged, results, baseline, peakRss, backfilled, scale,
       }),
     );
   }
-  lines.push('', `Whole run: ${fmt(minutes, 1)} min (\`npm run bench -- query --events=${EVENTS}\`).`);
+  lines.push('', `Whole run: ${fmt(minutes, 1)} min (\`npm run bench -- query --events=${EVENTS}${ONLY ? ` --only=${ONLY.join(',')}` : ''}\`).`);
   return lines.join('\n');
 }
 
