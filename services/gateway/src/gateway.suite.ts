@@ -261,6 +261,16 @@ export function describeGateway(profileName: string, makeProfile: () => Promise<
         expect(body['allowed']).toEqual(expect.arrayContaining(['visitors', 'revenue', 'ltv_cac']));
       });
 
+      it('an unknown attribution model, and a switch that is not true or false, are invalid-request with allowed', async () => {
+        const model = await api('/v1/metrics?website=acme.test&metrics=conversions&group_by=channel&attribution=markovian');
+        expect(model.status).toBe(400);
+        expect(model.body['allowed']).toEqual(expect.arrayContaining(['last_non_direct', 'markov', 'shapley']));
+        const flag = await api('/v1/metrics?website=acme.test&metrics=conversions&group_by=channel&exclude_direct=yes');
+        expect(flag.status).toBe(400);
+        expect(String(flag.body['type'])).toMatch(/\/invalid-request$/);
+        expect(flag.body['allowed']).toEqual(['true', 'false']);
+      });
+
       it('an unknown dimension is unknown-dimension with the allowed dimensions', async () => {
         const { status, body } = await api('/v1/metrics?website=acme.test&metrics=visitors&group_by=channel,colour');
         expect(status).toBe(400);
