@@ -187,9 +187,16 @@ export function oracleSteps(definition: FunnelDefinition, window: OracleWindow, 
   });
 }
 
-export function modelWeights(model: Models, starts: readonly number[], at: number): number[] {
+/** `channels`: each touch's channel (last_non_direct skips Direct; all Direct: the last). */
+export function modelWeights(model: Models, starts: readonly number[], at: number, channels: readonly string[] = []): number[] {
   const n = starts.length;
   switch (model) {
+    case 'last_non_direct': {
+      let pick = n - 1;
+      while (pick > 0 && channels[pick] === 'Direct') pick -= 1;
+      if (channels[pick] === 'Direct') pick = n - 1;
+      return starts.map((_, i) => (i === pick ? 1 : 0));
+    }
     case 'first_touch':
       return starts.map((_, i) => (i === 0 ? 1 : 0));
     case 'last_touch':
@@ -219,18 +226,21 @@ export interface OracleBreakdown {
 export function oracleBreakdown(definition: FunnelDefinition, window: OracleWindow, input: OracleInput, dimension: string, models: readonly Models[]): OracleBreakdown {
   const people = peopleResults(definition, window, input);
   const L = definition.steps.length;
-  const sessions = new Map<string, Map<string, { start: number; firstHit: number; value: string }>>();
+  const sessions = new Map<string, Map<string, { start: number; firstHit: number; value: string; channel: string }>>();
   for (const e of input.events) {
     if (!e.session) continue;
     const mine = sessions.get(e.person) ?? sessions.set(e.person, new Map()).get(e.person)!;
     const value = dimension in e.session.attrs ? (e.session.attrs[dimension] as string) : (e.attrs[dimension] ?? '');
+    // last_non_direct reads each touch's channel, whatever the dimension.
+    const channel = 'channel' in e.session.attrs ? (e.session.attrs['channel'] as string) : (e.attrs['channel'] ?? '');
     const seen = mine.get(e.session.id);
-    if (!seen) mine.set(e.session.id, { start: e.session.startedAt, firstHit: e.ts, value });
+    if (!seen) mine.set(e.session.id, { start: e.session.startedAt, firstHit: e.ts, value, channel });
     else {
       seen.start = Math.min(seen.start, e.session.startedAt);
       if (e.ts < seen.firstHit) {
         seen.firstHit = e.ts;
         seen.value = value;
+        seen.channel = channel;
       }
     }
   }
@@ -252,7 +262,7 @@ export function oracleBreakdown(definition: FunnelDefinition, window: OracleWind
         add('Unattributed', model, 1, done);
         continue;
       }
-      const w = modelWeights(model, touches.map(([, s]) => s.start), p.entry);
+      const w = modelWeights(model, touches.map(([, s]) => s.start), p.entry, touches.map(([, s]) => s.channel));
       touches.forEach(([, s], i) => add(s.value === '' ? '(none)' : s.value, model, w[i] as number, done));
     }
   }
