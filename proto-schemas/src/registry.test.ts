@@ -11,7 +11,8 @@ describe('registry', () => {
     expect(GROUP_BY_DIMENSIONS).toHaveLength(23);
     expect(FILTER_DIMENSIONS).toHaveLength(30);
     expect(names(OPERATORS)).toEqual(['eq', 'ne', 'in', 'nin', 'contains', 'not_contains']);
-    expect(names(ATTRIBUTION_MODELS)).toEqual(['first_touch', 'last_touch', 'linear', 'u_shaped', 'time_decay']);
+    // The spec's five, then the models Sightline adds (issue 17): last_non_direct, markov, shapley.
+    expect(names(ATTRIBUTION_MODELS)).toEqual(['first_touch', 'last_touch', 'linear', 'u_shaped', 'time_decay', 'last_non_direct', 'markov', 'shapley']);
     expect(AD_LEVELS).toHaveLength(16);
     expect(AD_METRICS).toHaveLength(10);
     expect(names(PATH_STEPS)).toEqual(['channel', 'source', 'medium', 'campaign']);

@@ -5,7 +5,7 @@
 // reason. Windows cover the whole scenario (people with and without conversions) and random cuts.
 import fc from 'fast-check';
 import { buildDataset, DAY_MS, oracleJourneys, type OracleWindow } from './oracle';
-import { gatewayQuery } from './oracle/harness/gateway-query';
+import { gatewayQuery } from '@sightline/kit/testing/gateway-query';
 import { checkDataDriven, checkExcludeDirect, type MetricsReader, type ModelsBody } from './oracle/harness/data-driven-checks';
 import { buildScenario, SCENARIO_START_MS, scenarioArb, type BuiltScenario, type Scenario } from './oracle/harness/scenario';
 import { batch, newWebsite, openFixture, type AttributionFixture } from './fixture';
