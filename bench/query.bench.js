@@ -428,7 +428,7 @@ function report({ main, unmerged, results, baseline, peakRss, backfilled, scale,
       }),
     );
   }
-  lines.push('', `Whole run: ${fmt(minutes, 1)} min (\`npm run bench -- query --events=${EVENTS}${ONLY ? ` --only=${ONLY.join(',')}` : ''}\`).`);
+  lines.push('', `Whole run: ${fmt(minutes, 1)} min (\`npm run bench -- query ${[`--events=${EVENTS}`, ...process.argv.slice(2).filter((a) => a.startsWith('--') && !a.startsWith('--events='))].join(' ')}\`).`);
   return lines.join('\n');
 }
 

@@ -57,17 +57,18 @@ export function nonConvertingTransitionsSql(excludeDirect: boolean): string {
                arrayMap(s -> s.3, arrayFilter(s -> s.1 >= last_at - toIntervalDay(${DEFAULT_LOOKBACK_DAYS}), arraySort(groupArray((started_at, session_id, toString(channel)))))) AS sequence
           FROM traffic_sessions FINAL
          WHERE website_id = {website:UUID} AND started_at >= {lookback_from:${TIME}} AND started_at < {to:${TIME}}
-           -- Only people active in the window: their sessions are the only ones grouped.
+           -- Only people active in the window and without a conversion in it: their sessions are
+           -- the only ones grouped (filtered before grouping, since the person is the group key).
            AND person_key IN (
              SELECT person_key FROM traffic_sessions
               WHERE website_id = {website:UUID} AND started_at >= {from:${TIME}} AND started_at < {to:${TIME}} AND person_key != 0
            )
-         GROUP BY person_key
-        HAVING person_key != 0 AND last_at >= {from:${TIME}}
            AND person_key NOT IN (
              SELECT reinterpretAsUInt128(sipHash128(person)) FROM outcome_journeys FINAL
               WHERE website_id = {website:UUID} AND kind = 'conversion' AND occurred_at >= {from:${TIME}} AND occurred_at < {to:${TIME}}
            )
+         GROUP BY person_key
+        HAVING last_at >= {from:${TIME}}
       )
      WHERE length(path) > 0
   )
