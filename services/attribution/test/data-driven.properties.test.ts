@@ -7,8 +7,8 @@ import fc from 'fast-check';
 import { buildDataset, DAY_MS, oracleJourneys, type OracleWindow } from './oracle';
 import { gatewayQuery } from '@sightline/kit/testing/gateway-query';
 import { checkDataDriven, checkExcludeDirect, type MetricsReader, type ModelsBody } from './oracle/harness/data-driven-checks';
-import { buildScenario, SCENARIO_START_MS, scenarioArb, type BuiltScenario, type Scenario } from './oracle/harness/scenario';
-import { batch, newWebsite, openFixture, type AttributionFixture } from './fixture';
+import { SCENARIO_START_MS, scenarioArb, type BuiltScenario, type Scenario } from './oracle/harness/scenario';
+import { loadScenario, openFixture, type AttributionFixture } from './fixture';
 
 const NUM_RUNS = 12;
 const FULL: OracleWindow = { fromMs: SCENARIO_START_MS - DAY_MS, toMs: SCENARIO_START_MS + 330 * DAY_MS };
@@ -55,14 +55,7 @@ describe('data-driven models and exclude_direct on generated scenarios', () => {
     await fx?.close();
   });
 
-  async function load(s: Scenario): Promise<BuiltScenario> {
-    const built = buildScenario(s, newWebsite());
-    const { website } = built;
-    if (built.events.length > 0) await fx.deliver('events.classified', batch(website, built.events), website);
-    for (const merge of built.merges) await fx.deliver('identity.merged', merge, website);
-    for (const c of built.conversions) await fx.deliver('conversion.created', c, website);
-    return built;
-  }
+  const load = (s: Scenario): Promise<BuiltScenario> => loadScenario(fx, s);
 
   const readerOf = (built: BuiltScenario, w: OracleWindow): MetricsReader => async (query, diff) => {
     const reply = await fx.call<ModelsBody>('attribution.getMetrics', built.website, gatewayQuery('/v1/metrics', { ...query, from: iso(w.fromMs), to: iso(w.toMs) }));

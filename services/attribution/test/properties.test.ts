@@ -8,8 +8,8 @@ import { ATTRIBUTION_MODELS, buildDataset, DAY_MS, TOUCH_DIMENSIONS, type Oracle
 import { oracleDisagreements } from './oracle/harness/agreement';
 import { close } from './oracle/harness/compare';
 import { gatewayQuery } from '@sightline/kit/testing/gateway-query';
-import { buildScenario, SCENARIO_START_MS, scenarioArb, tiedScenarioArb, type BuiltScenario, type Scenario } from './oracle/harness/scenario';
-import { batch, newWebsite, openFixture, type AttributionFixture } from './fixture';
+import { SCENARIO_START_MS, scenarioArb, tiedScenarioArb, type BuiltScenario, type Scenario } from './oracle/harness/scenario';
+import { loadScenario, openFixture, type AttributionFixture } from './fixture';
 
 const NUM_RUNS = 10;
 
@@ -62,14 +62,7 @@ describe('attribution invariants on generated scenarios', () => {
     await fx?.close();
   });
 
-  async function load(s: Scenario): Promise<BuiltScenario> {
-    const built = buildScenario(s, newWebsite());
-    const { website } = built;
-    if (built.events.length > 0) await fx.deliver('events.classified', batch(website, built.events), website);
-    for (const merge of built.merges) await fx.deliver('identity.merged', merge, website);
-    for (const c of built.conversions) await fx.deliver('conversion.created', c, website);
-    return built;
-  }
+  const load = (s: Scenario): Promise<BuiltScenario> => loadScenario(fx, s);
 
   async function read(built: BuiltScenario, method: string, path: string, raw: Record<string, string>): Promise<Body> {
     const reply = await fx.call<Body>(method, built.website, gatewayQuery(path, raw));
