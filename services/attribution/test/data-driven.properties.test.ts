@@ -7,8 +7,8 @@ import fc from 'fast-check';
 import { buildDataset, DAY_MS, oracleJourneys, type OracleWindow } from './oracle';
 import { gatewayQuery } from '@sightline/kit/testing/gateway-query';
 import { checkDataDriven, checkExcludeDirect, type MetricsReader, type ModelsBody } from './oracle/harness/data-driven-checks';
-import { SCENARIO_START_MS, scenarioArb, type BuiltScenario, type Scenario } from './oracle/harness/scenario';
-import { loadScenario, openFixture, type AttributionFixture } from './fixture';
+import { loadScenario, SCENARIO_START_MS, scenarioArb, type BuiltScenario, type Scenario } from './oracle/harness/scenario';
+import { openFixture, type AttributionFixture } from './fixture';
 
 const NUM_RUNS = 12;
 const FULL: OracleWindow = { fromMs: SCENARIO_START_MS - DAY_MS, toMs: SCENARIO_START_MS + 330 * DAY_MS };

@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { createLogger, createStoreProvider, runClickHouseMigrations, type ClickHouseStore, type Envelope, type MessageHandler } from '@sightline/kit';
 import { MESSAGE_EXAMPLES, type ApiRequest, type ApiResponse, type ClassifiedEventV1, type ConversionCreatedV1, type EventBatchV1 } from '@sightline/proto-schemas';
 import { attributionHandlers, type AttributedMessage, type AttributionHandlers, type ReadModel } from '../src/index';
-import { buildScenario, type BuiltScenario, type Scenario } from './oracle/harness/scenario';
 
 export const EXAMPLE_BATCH = MESSAGE_EXAMPLES['events.classified'];
 export const BASE_EVENT = EXAMPLE_BATCH.events[0] as ClassifiedEventV1;
@@ -138,14 +137,4 @@ export function batch(website: FixtureWebsite, events: ClassifiedEventV1[]): Eve
 
 export function conversion(website: FixtureWebsite, o: Partial<ConversionCreatedV1> = {}): ConversionCreatedV1 {
   return { ...BASE_CONVERSION, conversion_id: randomUUID(), website_id: website.id, workspace_id: website.workspace_id, ...o };
-}
-
-/** Builds a generated scenario on a new website and delivers its facts: events, then merges, then conversions. */
-export async function loadScenario(fx: AttributionFixture, scenario: Scenario): Promise<BuiltScenario> {
-  const built = buildScenario(scenario, newWebsite());
-  const { website } = built;
-  if (built.events.length > 0) await fx.deliver('events.classified', batch(website, built.events), website);
-  for (const merge of built.merges) await fx.deliver('identity.merged', merge, website);
-  for (const c of built.conversions) await fx.deliver('conversion.created', c, website);
-  return built;
 }

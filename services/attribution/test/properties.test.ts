@@ -8,8 +8,8 @@ import { ATTRIBUTION_MODELS, buildDataset, DAY_MS, TOUCH_DIMENSIONS, type Oracle
 import { oracleDisagreements } from './oracle/harness/agreement';
 import { close } from './oracle/harness/compare';
 import { gatewayQuery } from '@sightline/kit/testing/gateway-query';
-import { SCENARIO_START_MS, scenarioArb, tiedScenarioArb, type BuiltScenario, type Scenario } from './oracle/harness/scenario';
-import { loadScenario, openFixture, type AttributionFixture } from './fixture';
+import { loadScenario, SCENARIO_START_MS, scenarioArb, tiedScenarioArb, type BuiltScenario, type Scenario } from './oracle/harness/scenario';
+import { openFixture, type AttributionFixture } from './fixture';
 
 const NUM_RUNS = 10;
 

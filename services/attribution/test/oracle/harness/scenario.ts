@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import type { ClassifiedEventV1, ConversionCreatedV1, IdentityMergedV1 } from '@sightline/proto-schemas';
-import { BASE_EVENT, conversion, hit, type FixtureWebsite } from '../../fixture';
+import { BASE_EVENT, batch, conversion, hit, newWebsite, type AttributionFixture, type FixtureWebsite } from '../../fixture';
 import { DAY_MS, type OracleEvent } from '../types';
 
 export const SCENARIO_START_MS = Date.parse('2025-01-01T00:00:00.000Z');
@@ -184,4 +184,14 @@ export function buildScenario(s: Scenario, website: FixtureWebsite): BuiltScenar
     });
   }
   return { website, events, merges, conversions, oracleEvents };
+}
+
+/** Builds a generated scenario on a new website and delivers its facts: events, then merges, then conversions. */
+export async function loadScenario(fx: AttributionFixture, scenario: Scenario): Promise<BuiltScenario> {
+  const built = buildScenario(scenario, newWebsite());
+  const { website } = built;
+  if (built.events.length > 0) await fx.deliver('events.classified', batch(website, built.events), website);
+  for (const merge of built.merges) await fx.deliver('identity.merged', merge, website);
+  for (const c of built.conversions) await fx.deliver('conversion.created', c, website);
+  return built;
 }
