@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { distributedServers } from '@sightline/kit/testing/servers';
 import { startSightline, type SightlineProcess } from './processes';
 import { adminClient } from './admin-client';
+import { eventBatch, postUntilAccepted } from './event-batches';
 
 const BATCHES = 30;
 const PER_BATCH = 200;
@@ -49,27 +50,10 @@ describe('ingest survives kill -9 mid-stream (RabbitMQ + PostgreSQL + Redis)', (
 
     let acknowledged = 0;
     let retries = 0;
-    const sendBatch = async (n: number) => {
-      const events = Array.from({ length: PER_BATCH }, (_, i) => ({
-        event_type: i % 50 === 0 ? 'conversion' : 'custom',
-        event_name: `e${i}`,
-        anonymous_id: `visitor-${n}-${i % 20}`,
-        occurred_at: new Date(Date.now() - (PER_BATCH - i) * 1000).toISOString(),
-      }));
-      for (;;) {
-        const response = await fetch(`${gateway.baseUrl}/v1/events`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${String(key)}`, 'content-type': 'application/json', 'idempotency-key': `crash-batch-${n}` },
-          body: JSON.stringify({ events }),
-        }).catch(() => null);
-        if (response?.status === 200) {
-          const body = (await response.json()) as { accepted: number };
-          acknowledged += body.accepted;
-          return;
-        }
-        retries += 1;
-        await new Promise((r) => setTimeout(r, 250));
-      }
+    const sendBatch = async (n: number): Promise<void> => {
+      const sent = await postUntilAccepted(gateway.baseUrl, String(key), `crash-batch-${n}`, eventBatch(n, PER_BATCH, 20));
+      acknowledged += sent.accepted;
+      retries += sent.retries;
     };
 
     const sender = (async () => {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { distributedServers } from '@sightline/kit/testing/servers';
 import { startClickHouseShim } from '@sightline/kit/testing/clickhouse-http-shim';
 import { adminClient } from './admin-client';
+import { eventBatch, postUntilAccepted } from './event-batches';
 import { startSightline, type SightlineProcess } from './processes';
 
 const PER_BATCH = 200;
@@ -68,24 +69,8 @@ describe('two ingest replicas: kill -9 mid-stream (RabbitMQ + PostgreSQL + Redis
 
     let acknowledged = 0;
     const sendBatch = async (n: number): Promise<void> => {
-      const events = Array.from({ length: PER_BATCH }, (_, i) => ({
-        event_type: i % 50 === 0 ? 'conversion' : 'custom',
-        event_name: `e${i}`,
-        anonymous_id: `visitor-${n}-${i % 40}`,
-        occurred_at: new Date(Date.now() - (PER_BATCH - i) * 1000).toISOString(),
-      }));
-      for (;;) {
-        const response = await fetch(`${gateway.baseUrl}/v1/events`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${String(key)}`, 'content-type': 'application/json', 'idempotency-key': `replica-batch-${n}` },
-          body: JSON.stringify({ events }),
-        }).catch(() => null);
-        if (response?.status === 200) {
-          acknowledged += ((await response.json()) as { accepted: number }).accepted;
-          return;
-        }
-        await new Promise((r) => setTimeout(r, 250));
-      }
+      const sent = await postUntilAccepted(gateway.baseUrl, String(key), `replica-batch-${n}`, eventBatch(n, PER_BATCH, 40));
+      acknowledged += sent.accepted;
     };
     // One visitor's visits, ten minutes apart (two hits each, a minute apart): in order, one session.
     const start = Date.now() - 24 * 60 * MINUTE;
