@@ -8,7 +8,7 @@ const { mkdtempSync, rmSync } = require('node:fs');
 const { createServer } = require('node:http');
 const os = require('node:os');
 const { join } = require('node:path');
-const { recordSection, machine, fmt, deleteRabbitNamespace } = require('./lib');
+const { recordSection, machine, fmt, distributedServers } = require('./lib');
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 60);
 const ALERTS = Number(process.env.BENCH_ALERTS ?? 1000);
@@ -92,21 +92,8 @@ async function measure(mode) {
   const slack = await startSlack((text) => arrived('chat', text));
   const dataDir = mkdtempSync(join(os.tmpdir(), 'sightline-bench-automations-'));
   const env = { SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'error', SIGHTLINE_DEMO: 'off' };
-  let database = null;
-  if (mode === 'distributed') {
-    const { Client } = require('pg');
-    database = `sightline_bench_${Date.now()}`;
-    const c = new Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
-    await c.connect();
-    await c.query(`CREATE DATABASE ${database}`);
-    await c.end();
-    Object.assign(env, {
-      SIGHTLINE_POSTGRES_URL: `postgres://postgres@127.0.0.1:5432/${database}`,
-      SIGHTLINE_REDIS_URL: 'redis://127.0.0.1:6379',
-      SIGHTLINE_AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672',
-      SIGHTLINE_BUS_NAMESPACE: `bench-${Date.now()}`,
-    });
-  }
+  const distributed = mode === 'distributed' ? await distributedServers() : null;
+  if (distributed) Object.assign(env, distributed.env);
   const services = ['gateway', 'ingest', 'attribution', 'automations'];
   const proc = await startModules({
     config: loadConfig(env),
@@ -208,14 +195,7 @@ async function measure(mode) {
     await smtp.close();
     await slack.close();
     rmSync(dataDir, { recursive: true, force: true });
-    if (env.SIGHTLINE_BUS_NAMESPACE) deleteRabbitNamespace(env.SIGHTLINE_BUS_NAMESPACE);
-    if (database) {
-      const { Client } = require('pg');
-      const c = new Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-      await c.end();
-    }
+    await distributed?.cleanup();
   }
 }
 

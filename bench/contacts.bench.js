@@ -7,7 +7,7 @@
 const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
-const { recordSection, machine, fmt, deleteRabbitNamespace } = require('./lib');
+const { recordSection, machine, fmt, distributedServers } = require('./lib');
 
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 1_000_000);
 const CHANGES = Number(process.env.BENCH_CHANGES ?? 10_000_000);
@@ -40,22 +40,9 @@ async function measure(mode, contacts, changes) {
   const { createLogger, loadConfig, startModules } = require('@sightline/kit');
   const { MODULE_REGISTRY, TARGET_NAMES } = require('@sightline/cli');
   const dataDir = mkdtempSync(join(tmpdir(), 'sightline-bench-contacts-'));
-  let database = null;
   const env = { SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'error', SIGHTLINE_DEMO: 'off' };
-  if (mode === 'postgres') {
-    const { Client } = require('pg');
-    database = `sightline_bench_${Date.now()}`;
-    const c = new Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
-    await c.connect();
-    await c.query(`CREATE DATABASE ${database}`);
-    await c.end();
-    Object.assign(env, {
-      SIGHTLINE_POSTGRES_URL: `postgres://postgres@127.0.0.1:5432/${database}`,
-      SIGHTLINE_REDIS_URL: 'redis://127.0.0.1:6379',
-      SIGHTLINE_AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672',
-      SIGHTLINE_BUS_NAMESPACE: `bench-${Date.now()}`,
-    });
-  }
+  const distributed = mode === 'postgres' ? await distributedServers() : null;
+  if (distributed) Object.assign(env, distributed.env);
   const wanted = ['gateway', 'contacts', 'changefeed'];
   const modules = await Promise.all(MODULE_REGISTRY.filter((e) => wanted.includes(e.name)).map((e) => e.create({ demo: false }, TARGET_NAMES)));
   const proc = await startModules({ config: loadConfig(env), logger: createLogger({ level: 'error' }), modules });
@@ -140,14 +127,7 @@ async function measure(mode, contacts, changes) {
   } finally {
     await proc.stop();
     rmSync(dataDir, { recursive: true, force: true });
-    if (env.SIGHTLINE_BUS_NAMESPACE) deleteRabbitNamespace(env.SIGHTLINE_BUS_NAMESPACE);
-    if (database) {
-      const { Client } = require('pg');
-      const c = new Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-      await c.end();
-    }
+    await distributed?.cleanup();
   }
 }
 

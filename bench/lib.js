@@ -54,4 +54,36 @@ function deleteRabbitNamespace(namespace) {
   }
 }
 
-module.exports = { closedLoop, recordSection, machine, fmt, deleteRabbitNamespace };
+/**
+ * The distributed profile for a benchmark: a fresh PostgreSQL database, Redis, and a RabbitMQ
+ * namespace of its own; cleanup drops the database and deletes the namespace's queues.
+ */
+async function distributedServers() {
+  const { Client } = require('pg');
+  const admin = async (sql) => {
+    const c = new Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  };
+  const database = `sightline_bench_${Date.now()}`;
+  const namespace = `bench-${Date.now()}`;
+  await admin(`CREATE DATABASE ${database}`);
+  return {
+    env: {
+      SIGHTLINE_POSTGRES_URL: `postgres://postgres@127.0.0.1:5432/${database}`,
+      SIGHTLINE_REDIS_URL: 'redis://127.0.0.1:6379',
+      SIGHTLINE_AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672',
+      SIGHTLINE_BUS_NAMESPACE: namespace,
+    },
+    async cleanup() {
+      deleteRabbitNamespace(namespace);
+      await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    },
+  };
+}
+
+module.exports = { closedLoop, recordSection, machine, fmt, deleteRabbitNamespace, distributedServers };
