@@ -1,10 +1,12 @@
 -- The funnels read model (README "Read model"): every funnel's attempts, one row per entering
 -- event, kept as facts arrive, so a read aggregates the attempts that entered in its window instead
--- of rebuilding every person's journey. The facts move to tables ordered by person (identity), so
--- keeping an attempt current reads one person's range, not a website's window.
+-- of rebuilding every person's journey. Events and sessions are kept ordered by person (identity),
+-- so keeping an attempt current reads one person's range, not a website's window.
 
--- Classified events by identity (was `events`, ordered by time). Partitioned by month, so the
--- scan that answers while a funnel's attempts are being built still skips whole months.
+-- Every classified event that names a person (identity id), with the attributes steps match on
+-- (type, name, path, URL, click text) and those an audience filter reads (the event's own and its
+-- session's), by identity. Partitioned by month, so the scan that answers while a funnel's
+-- attempts are being built still skips whole months.
 CREATE TABLE IF NOT EXISTS identity_events (
   website_id        UUID,
   occurred_at       DateTime64(3, 'UTC'),
@@ -38,15 +40,8 @@ PARTITION BY toYYYYMM(occurred_at)
 ORDER BY (website_id, identity_id, occurred_at, event_id)
 SETTINGS non_replicated_deduplication_window = 10000;
 
-INSERT INTO identity_events
-SELECT website_id, occurred_at, event_id, identity_id, event_type, event_name, page, url, click_text, hostname, page_title, session_id,
-       channel, source, medium, campaign, utm_term, utm_content, referrer_domain, landing_page, country, region, city, device_type, browser, operating_system
-  FROM events;
-
-DROP TABLE IF EXISTS events;
-
--- One row per session and identity id (was `touches`, ordered by time): the session's start, its
--- attributes (of its first hit) and geo/device of the earliest hit seen. A session seen in several
+-- One row per session and identity id: the session's start, its attributes (of its first hit) and
+-- geo/device of the earliest hit seen. A session seen in several
 -- batches keeps the row of its earliest hit (`hit_rank` is larger for an earlier hit; reads use
 -- FINAL). `session_key` orders sessions as their ids do: a lower-case UUID by its 128-bit value,
 -- any other id by its first 16 bytes. Ordered by identity so a breakdown reads each person's
@@ -79,18 +74,6 @@ ENGINE = ReplacingMergeTree(hit_rank)
 PARTITION BY toYYYYMM(started_at)
 ORDER BY (website_id, identity_key, started_at, session_key)
 SETTINGS non_replicated_deduplication_window = 10000;
-
-INSERT INTO identity_sessions (website_id, identity_id, started_at, session_id, session_key, first_hit_at, hit_rank, channel, source, medium, campaign,
-                               utm_term, utm_content, referrer_domain, landing_page, country, region, city, device_type, browser, operating_system)
-SELECT website_id, identity_id, started_at, session_id,
-       if(match(session_id, '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'),
-          reinterpretAsUInt128(reverse(unhex(replaceAll(session_id, '-', '')))),
-          reinterpretAsUInt128(reverse(rightPad(left(session_id, 16), 16, '\0')))),
-       first_hit_at, toUInt64(9007199254740991 - toUnixTimestamp64Milli(first_hit_at)),
-       channel, source, medium, campaign, utm_term, utm_content, referrer_domain, landing_page, country, region, city, device_type, browser, operating_system
-  FROM touches;
-
-DROP TABLE IF EXISTS touches;
 
 -- Each person's sessions on a website, as a breakdown reads them: ordered by (start, session),
 -- each session once (its earliest start; the attributes of its earliest hit), from all the
