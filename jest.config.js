@@ -11,10 +11,10 @@ module.exports = {
     '^(\\.{1,2}/.*)\\.js$': '$1',
     '^@sightline/proto-schemas$': '<rootDir>/proto-schemas/src/index.ts',
     '^@sightline/proto-schemas/(.*)$': '<rootDir>/proto-schemas/src/$1',
-    // kit's shared test servers live beside its src/, outside the built package.
-    '^@sightline/kit/testing/(.*)$': '<rootDir>/packages/kit/testing/$1',
-    '^@sightline/(kit|cli|datagen|tracker|periods|client)$': '<rootDir>/packages/$1/src/index.ts',
-    '^@sightline/(kit|cli|datagen|tracker|periods|client)/(.*)$': '<rootDir>/packages/$1/src/$2',
+    // Shared test code (kit's servers, credit-models' oracle) lives beside src/, outside the built package.
+    '^@sightline/(kit|credit-models)/testing/(.*)$': '<rootDir>/packages/$1/testing/$2',
+    '^@sightline/(kit|cli|datagen|tracker|periods|client|credit-models)$': '<rootDir>/packages/$1/src/index.ts',
+    '^@sightline/(kit|cli|datagen|tracker|periods|client|credit-models)/(.*)$': '<rootDir>/packages/$1/src/$2',
     '^@sightline/service-(.*)$': '<rootDir>/services/$1/src/index.ts',
   },
   testTimeout: 60000,

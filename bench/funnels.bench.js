@@ -1,5 +1,5 @@
 // Funnel read latency on a large workspace: a 5-step sequential funnel over the last 30 days, the
-// same with compare_days=previous, and a breakdown by channel under five models, answered by the
+// same with compare_days=previous, and a breakdown by channel under five rule models and under markov and shapley, answered by the
 // funnels RPC handlers over embedded chDB (the request checked by the gateway's validator first).
 // The workspace is the query benchmark's (query-data.js: people, sessions, events and identity
 // merges generated with SQL), copied into the funnels facts with INSERT ... SELECT, a documented
@@ -106,6 +106,7 @@ async function run() {
       ['steps: 5-step sequential funnel', 'funnels.getFunnelSteps', '', 150],
       ['steps with compare_days=previous', 'funnels.getFunnelSteps', 'compare_days=previous', null],
       ['breakdown by channel, five models', 'funnels.getFunnelBreakdown', `dimension=channel&models=${MODELS.join(',')}`, 300],
+      ['breakdown by channel, markov and shapley', 'funnels.getFunnelBreakdown', 'dimension=channel&models=markov,shapley', 300],
     ];
     // The builder has not started: these answers come from the events (a funnel whose read model is building).
     const fromEvents = [];

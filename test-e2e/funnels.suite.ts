@@ -117,6 +117,22 @@ export function describeFunnels(profileName: string, makeProfile: () => Promise<
         { value: 'google', last_touch: { entered: 1, completed: 0, conversion_rate: 0 }, linear: { entered: 1, completed: 0, conversion_rate: 0 } },
         { value: 'newsletter', last_touch: { entered: 1, completed: 1, conversion_rate: 1 }, linear: { entered: 1, completed: 1, conversion_rate: 1 } },
       ]);
+      // markov and shapley by channel: Ada (Email) completed, Grace (Organic Search) did not; entering
+      // splits evenly (each channel is on one of the two entering journeys), completing is Email's.
+      const dataDriven = await call('GET', `/v1/funnels/${id}/breakdown?period=last%207%20days&dimension=channel&models=markov,shapley&exclude_direct=true`, readOnly);
+      expect(dataDriven.status).toBe(200);
+      expect(dataDriven.body.data).toEqual([
+        { value: 'Email', markov: { entered: 1, completed: 1, conversion_rate: 1 }, shapley: { entered: 1, completed: 1, conversion_rate: 1 } },
+        { value: 'Organic Search', markov: { entered: 1, completed: 0, conversion_rate: 0 }, shapley: { entered: 1, completed: 0, conversion_rate: 0 } },
+      ]);
+      expect(Object.keys(dataDriven.body.meta['definitions'] as Json)).toEqual(expect.arrayContaining(['markov', 'shapley', 'exclude_direct']));
+      const bySource = await call('GET', `/v1/funnels/${id}/breakdown?period=last%207%20days&dimension=source&models=markov`, readOnly);
+      expect(bySource.status).toBe(400);
+      expect(String(bySource.body['type'])).toMatch(/\/unsupported-combination$/);
+      expect(bySource.body['allowed']).toEqual(['channel']);
+      const badSwitch = await call('GET', `/v1/funnels/${id}/breakdown?period=last%207%20days&exclude_direct=maybe`, readOnly);
+      expect(badSwitch.status).toBe(400);
+      expect(String(badSwitch.body['type'])).toMatch(/\/invalid-request$/);
 
       expect((await call('PATCH', `/v1/funnels/${id}`, readOnly, { name: 'x' })).status).toBe(403);
       const patched = await call('PATCH', `/v1/funnels/${id}`, key, { steps: definition.steps.slice(0, 2), scope: 'user' });

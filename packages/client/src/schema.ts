@@ -1586,61 +1586,61 @@ export interface components {
         FunnelBreakdownResponse: {
             data: ({
                 value: string;
-                /** @description Credit for the people who entered the funnel; fractional under linear, u_shaped and time_decay. */
-                entered?: number;
-                /** @description Credit for the people who completed every step, with the same touch weights as `entered`. */
-                completed?: number;
+                entered?: number | null;
+                completed?: number | null;
                 conversion_rate?: number | null;
                 first_touch?: {
-                    /** @description Credit for the people who entered the funnel; fractional under linear, u_shaped and time_decay. */
-                    entered?: number;
-                    /** @description Credit for the people who completed every step, with the same touch weights as `entered`. */
-                    completed?: number;
+                    entered?: number | null;
+                    completed?: number | null;
                     conversion_rate?: number | null;
                 } & {
                     [key: string]: unknown;
                 };
                 last_touch?: {
-                    /** @description Credit for the people who entered the funnel; fractional under linear, u_shaped and time_decay. */
-                    entered?: number;
-                    /** @description Credit for the people who completed every step, with the same touch weights as `entered`. */
-                    completed?: number;
+                    entered?: number | null;
+                    completed?: number | null;
                     conversion_rate?: number | null;
                 } & {
                     [key: string]: unknown;
                 };
                 linear?: {
-                    /** @description Credit for the people who entered the funnel; fractional under linear, u_shaped and time_decay. */
-                    entered?: number;
-                    /** @description Credit for the people who completed every step, with the same touch weights as `entered`. */
-                    completed?: number;
+                    entered?: number | null;
+                    completed?: number | null;
                     conversion_rate?: number | null;
                 } & {
                     [key: string]: unknown;
                 };
                 u_shaped?: {
-                    /** @description Credit for the people who entered the funnel; fractional under linear, u_shaped and time_decay. */
-                    entered?: number;
-                    /** @description Credit for the people who completed every step, with the same touch weights as `entered`. */
-                    completed?: number;
+                    entered?: number | null;
+                    completed?: number | null;
                     conversion_rate?: number | null;
                 } & {
                     [key: string]: unknown;
                 };
                 time_decay?: {
-                    /** @description Credit for the people who entered the funnel; fractional under linear, u_shaped and time_decay. */
-                    entered?: number;
-                    /** @description Credit for the people who completed every step, with the same touch weights as `entered`. */
-                    completed?: number;
+                    entered?: number | null;
+                    completed?: number | null;
                     conversion_rate?: number | null;
                 } & {
                     [key: string]: unknown;
                 };
                 last_non_direct?: {
-                    /** @description Credit for the people who entered the funnel; fractional under linear, u_shaped and time_decay. */
-                    entered?: number;
-                    /** @description Credit for the people who completed every step, with the same touch weights as `entered`. */
-                    completed?: number;
+                    entered?: number | null;
+                    completed?: number | null;
+                    conversion_rate?: number | null;
+                } & {
+                    [key: string]: unknown;
+                };
+                markov?: {
+                    entered?: number | null;
+                    completed?: number | null;
+                    conversion_rate?: number | null;
+                } & {
+                    [key: string]: unknown;
+                };
+                shapley?: {
+                    entered?: number | null;
+                    completed?: number | null;
                     conversion_rate?: number | null;
                 } & {
                     [key: string]: unknown;
@@ -2256,7 +2256,7 @@ export interface operations {
                 granularity?: "day";
                 /** @description One model or up to 5 comma-separated. Requires group_by (400 unsupported-combination without). Only conversions and revenue are attributed; other metrics are unaffected. With several models each row nests one object per model, and a null value means that model truncated before reaching it, not zero (see meta.truncated_models). When omitted with group_by, credited metrics use last_touch. markov and shapley are data-driven: they credit channels from every journey of the window, so they need group_by=channel alone, no filters, only_paid, stages or granularity (400 unsupported-combination otherwise); when they cannot answer (no converting journey with a touch) their values are null and meta.definitions says why. An unknown model is 400 invalid-request with `allowed`. */
                 attribution?: ("first_touch" | "last_touch" | "linear" | "u_shaped" | "time_decay" | "last_non_direct" | "markov" | "shapley")[];
-                /** @description true: Direct touches are dropped from each journey before any model weighs it (the rest renormalised); a journey of only Direct touches stays Direct. Applies to every model, markov and shapley included. Only true or false (400 invalid-request with `allowed` otherwise). */
+                /** @description true: Direct touches are dropped from each journey before any model weighs it (the rest renormalised); a journey of only Direct touches stays Direct. Applies to every model, markov and shapley included; meta.definitions.exclude_direct says so when true. Only true or false (400 invalid-request with `allowed` otherwise). */
                 exclude_direct?: boolean;
                 /** @description Counts CRM/lifecycle milestones instead of tracked conversions (use with metrics=milestones). Implies an attribution model, last_touch unless attribution is given; meta.definitions names it. Milestones and conversions are never blended. Comma-separated milestone stage keys (for example deal_created,deal_won,mql). A stage the workspace does not use is 400 invalid-request listing its vocabulary in `allowed`; a used stage nobody reached answers zero. */
                 stages?: string[];
@@ -5594,8 +5594,10 @@ export interface operations {
                 to?: string;
                 /** @description Session (touch) dimension to break down by. */
                 dimension?: "channel" | "source" | "medium" | "campaign" | "utm_term" | "utm_content" | "referrer_domain" | "landing_page" | "country" | "region" | "city" | "device_type" | "browser" | "operating_system";
-                /** @description One attribution model or up to 5 comma-separated; default last_touch. With several, each row nests one object per model. The rule models only (last_non_direct included): markov and shapley are 400 unsupported-combination here, since they credit channels from every journey of a window (GET /metrics answers them). */
+                /** @description One attribution model or up to 5 comma-separated; default last_touch. With several, each row nests one object per model. markov and shapley credit channels, so they need dimension=channel (400 unsupported-combination otherwise): each credits entering and completing as its own outcome over the entered people's journeys (completing: people who completed convert, those who entered and did not are the non-converting journeys; entering: every entered journey converts). Under markov the two are normalised separately, so a row's completed can exceed its entered and its conversion_rate exceed 1; under shapley and the rule models completed ≤ entered. A column nobody with a touch reached (no completion, say) is null on every row under markov and shapley, and meta.definitions says why. An unknown model is 400 invalid-request with `allowed`. */
                 models?: ("first_touch" | "last_touch" | "linear" | "u_shaped" | "time_decay" | "last_non_direct" | "markov" | "shapley")[];
+                /** @description true: Direct touches are dropped from each journey before any model weighs it (the rest renormalised); a journey of only Direct touches stays Direct. Applies to every model, markov and shapley included; meta.definitions.exclude_direct says so when true. Only true or false (400 invalid-request with `allowed` otherwise). */
+                exclude_direct?: boolean;
                 /** @description Maximum dimension values (the rest fold into `Other`) to return. Default 50, maximum 500; a larger value is not an error, the maximum is returned. */
                 limit?: number;
             };
@@ -5621,7 +5623,7 @@ export interface operations {
                     "application/json": components["schemas"]["FunnelBreakdownResponse"];
                 };
             };
-            /** @description Problem document; kinds: invalid-request, unknown-dimension, invalid-window, window-too-large. */
+            /** @description Problem document; kinds: invalid-request, unknown-dimension, invalid-window, window-too-large, unsupported-combination. */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

@@ -105,6 +105,13 @@ export function listParam(
   return param;
 }
 
+/** exclude_direct, on every request that takes attribution models (GET /metrics, funnel breakdowns). */
+export const excludeDirectParam: ParameterObject = {
+  name: 'exclude_direct', in: 'query',
+  description: 'true: Direct touches are dropped from each journey before any model weighs it (the rest renormalised); a journey of only Direct touches stays Direct. Applies to every model, markov and shapley included; meta.definitions.exclude_direct says so when true. Only true or false (400 invalid-request with `allowed` otherwise).',
+  schema: { type: 'boolean', default: false }, 'x-sightline-error-kind': 'invalid-request',
+};
+
 export const filterParam: ParameterObject = {
   name: 'filter',
   in: 'query',

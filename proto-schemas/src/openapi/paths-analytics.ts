@@ -7,7 +7,7 @@ import { METRIC_NAMES } from '../registry/metrics';
 import { DEFAULT_PATH_STEP, EMPTY_STEP_LABEL, PATH_STEP_NAMES, PATH_TRUNCATION_MARKER, UNATTRIBUTED_LABEL } from '../registry/paths';
 import { CONJUNCTIONS, GRANULARITIES } from '../registry/vocabulary';
 import { operation } from './operation';
-import { filterParam, limitParam, listParam, windowParams } from './parameters';
+import { excludeDirectParam, filterParam, limitParam, listParam, windowParams } from './parameters';
 import { enumOf, ref } from './refs';
 import type { ParameterObject, PathItemObject } from './types';
 
@@ -31,7 +31,7 @@ const metricsParams: ParameterObject[] = [
     schema: enumOf(GRANULARITIES), 'x-sightline-error-kind': 'invalid-request',
   },
   listParam('attribution', `One model or up to ${MAX_ATTRIBUTION_MODELS} comma-separated. Requires group_by (400 unsupported-combination without). Only conversions and revenue are attributed; other metrics are unaffected. With several models each row nests one object per model, and a null value means that model truncated before reaching it, not zero (see meta.truncated_models). When omitted with group_by, credited metrics use last_touch. markov and shapley are data-driven: they credit channels from every journey of the window, so they need group_by=channel alone, no filters, only_paid, stages or granularity (400 unsupported-combination otherwise); when they cannot answer (no converting journey with a touch) their values are null and meta.definitions says why. An unknown model is 400 invalid-request with \`allowed\`.`, enumOf(ATTRIBUTION_MODEL_NAMES), { minItems: 1, maxItems: MAX_ATTRIBUTION_MODELS, errorKind: 'invalid-request' }),
-  { name: 'exclude_direct', in: 'query', description: 'true: Direct touches are dropped from each journey before any model weighs it (the rest renormalised); a journey of only Direct touches stays Direct. Applies to every model, markov and shapley included. Only true or false (400 invalid-request with `allowed` otherwise).', schema: { type: 'boolean', default: false }, 'x-sightline-error-kind': 'invalid-request' },
+  excludeDirectParam,
   stagesParam('Counts CRM/lifecycle milestones instead of tracked conversions (use with metrics=milestones). Implies an attribution model, last_touch unless attribution is given; meta.definitions names it. Milestones and conversions are never blended.'),
   { name: 'conjunction', in: 'query', description: 'How repeated filters combine.', schema: { ...enumOf(CONJUNCTIONS), default: 'and' }, 'x-sightline-error-kind': 'invalid-request' },
   { name: 'only_paid', in: 'query', description: 'Restrict to paid traffic: a paid medium (cpc, ppc, paid*, display, ...) or an ad click id present.', schema: { type: 'boolean', default: false }, 'x-sightline-error-kind': 'invalid-request' },

@@ -3,7 +3,7 @@ import { ATTRIBUTION_MODEL_NAMES, DEFAULT_ATTRIBUTION_MODEL, DEFAULT_LOOKBACK_DA
 import { TOUCH_DIMENSIONS } from '../registry/dimensions';
 import { LIMITS, MAX_WINDOW_DAYS } from '../registry/limits';
 import { operation } from './operation';
-import { idempotencyKeyHeader, idParam, limitParam, listParam, windowParams } from './parameters';
+import { excludeDirectParam, idempotencyKeyHeader, idParam, limitParam, listParam, windowParams } from './parameters';
 import { enumOf, listOf, one, ref } from './refs';
 import { MAX_FUNNELS_PER_WEBSITE } from './schemas-funnels';
 import type { PathItemObject } from './types';
@@ -87,11 +87,12 @@ export const funnelPaths: Record<string, PathItemObject> = {
         idParam('funnel', true),
         ...windowParams,
         { name: 'dimension', in: 'query', description: 'Session (touch) dimension to break down by.', schema: { ...enumOf(TOUCH_DIMENSIONS), default: 'channel' }, 'x-sightline-error-kind': 'unknown-dimension' },
-        listParam('models', `One attribution model or up to ${MAX_ATTRIBUTION_MODELS} comma-separated; default ${DEFAULT_ATTRIBUTION_MODEL}. With several, each row nests one object per model. The rule models only (last_non_direct included): markov and shapley are 400 unsupported-combination here, since they credit channels from every journey of a window (GET /metrics answers them).`, enumOf(ATTRIBUTION_MODEL_NAMES), { minItems: 1, maxItems: MAX_ATTRIBUTION_MODELS, default: [DEFAULT_ATTRIBUTION_MODEL], errorKind: 'invalid-request' }),
+        listParam('models', `One attribution model or up to ${MAX_ATTRIBUTION_MODELS} comma-separated; default ${DEFAULT_ATTRIBUTION_MODEL}. With several, each row nests one object per model. markov and shapley credit channels, so they need dimension=channel (400 unsupported-combination otherwise): each credits entering and completing as its own outcome over the entered people's journeys (completing: people who completed convert, those who entered and did not are the non-converting journeys; entering: every entered journey converts). Under markov the two are normalised separately, so a row's completed can exceed its entered and its conversion_rate exceed 1; under shapley and the rule models completed ≤ entered. A column nobody with a touch reached (no completion, say) is null on every row under markov and shapley, and meta.definitions says why. An unknown model is 400 invalid-request with \`allowed\`.`, enumOf(ATTRIBUTION_MODEL_NAMES), { minItems: 1, maxItems: MAX_ATTRIBUTION_MODELS, default: [DEFAULT_ATTRIBUTION_MODEL], errorKind: 'invalid-request' }),
+        excludeDirectParam,
         limitParam(LIMITS.funnel_breakdown, 'dimension values (the rest fold into `Other`)'),
       ],
       ok: { description: 'Rows, totals and meta.', schema: ref('FunnelBreakdownResponse') },
-      errors: ['unknown-dimension', 'invalid-window', 'window-too-large'],
+      errors: ['unknown-dimension', 'unsupported-combination', 'invalid-window', 'window-too-large'],
     }),
   },
 };

@@ -1,5 +1,5 @@
 // Component schemas of funnel definitions and their computed results.
-import { DEFAULT_LOOKBACK_DAYS, RULE_MODEL_NAMES } from '../registry/attribution';
+import { ATTRIBUTION_MODEL_NAMES, DEFAULT_LOOKBACK_DAYS } from '../registry/attribution';
 import { FUNNEL_STEPS } from '../registry/limits';
 import {
   FUNNEL_BEHAVIOURAL_CONDITIONS,
@@ -88,9 +88,9 @@ const stepResult: Schema = {
 const breakdownCounts: Schema = {
   type: 'object',
   properties: {
-    entered: { type: 'number', minimum: 0, description: 'Credit for the people who entered the funnel; fractional under linear, u_shaped and time_decay.' },
-    completed: { type: 'number', minimum: 0, description: 'Credit for the people who completed every step, with the same touch weights as `entered`.' },
-    conversion_rate: nullable({ type: 'number', minimum: 0, maximum: 1, description: 'completed / entered of this row; null when entered is 0.' }),
+    entered: nullable({ type: 'number', minimum: 0, description: 'Credit for the people who entered the funnel; fractional under linear, u_shaped, time_decay, markov and shapley. null only under markov or shapley when no person with a touch entered (meta.definitions says why).' }),
+    completed: nullable({ type: 'number', minimum: 0, description: 'Credit for the people who completed every step: with the same touch weights as `entered` under the rule models; by the model\'s own game for completing under markov and shapley. null only under markov or shapley when no person with a touch completed.' }),
+    conversion_rate: nullable({ type: 'number', minimum: 0, description: 'completed / entered of this row; null when entered is 0 or either is null. At most 1 under the rule models and shapley; under markov the two columns are normalised separately, so it can exceed 1.' }),
   },
   additionalProperties: true,
 };
@@ -169,11 +169,11 @@ export const funnelSchemas: Record<string, Schema> = {
         items: {
           type: 'object',
           required: ['value'],
-          description: `One row per dimension value, ordered by the first model's entering credit (largest first), then value. Each person who entered is credited, per model, across the touches (sessions) they had in the ${DEFAULT_LOOKBACK_DAYS} days up to the moment they entered the funnel (oldest first); the same weights credit completing when they completed. A person with no touch is credited to \`Unattributed\`; an empty value is \`(none)\`. Values beyond \`limit\` are folded into one \`Other\` row, so rows add up to the funnel's entered and completed counts under every model. With one model the counts sit on the row; with several, one object per model name.`,
+          description: `One row per dimension value, ordered by the first model's entering credit (largest first), then value. Each person who entered is credited, per model, across the touches (sessions) they had in the ${DEFAULT_LOOKBACK_DAYS} days up to the moment they entered the funnel (oldest first); the same weights credit completing when they completed. A person with no touch is credited to \`Unattributed\`; an empty value is \`(none)\`. Values beyond \`limit\` are folded into one \`Other\` row, so rows add up to the funnel's entered and completed counts under every model (a markov or shapley column that cannot answer is null on every row). With one model the counts sit on the row; with several, one object per model name.`,
           properties: {
             value: { type: 'string' },
             ...(breakdownCounts['properties'] as Record<string, Schema>),
-            ...Object.fromEntries(RULE_MODEL_NAMES.map((m) => [m, breakdownCounts])),
+            ...Object.fromEntries(ATTRIBUTION_MODEL_NAMES.map((m) => [m, breakdownCounts])),
           },
           additionalProperties: true,
         },

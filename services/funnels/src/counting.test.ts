@@ -319,7 +319,7 @@ describe('comparison and breakdown', () => {
     expect(one.meta).toMatchObject({ truncated: true, row_count: 3, dimension: 'channel', models: ['linear'] });
   });
 
-  it('last_non_direct skips Direct touches (a journey of only Direct keeps its last); markov and shapley are refused', async () => {
+  it('last_non_direct skips Direct touches (a journey of only Direct keeps its last)', async () => {
     const { site, id } = await setup([
       { person: 'a', at: T0 - 2 * DAY, page: '/blog', channel: 'Email', session: 'a1' },
       { person: 'a', at: T0 + HOUR, page: '/', channel: 'Direct', session: 'a2' },
@@ -331,7 +331,105 @@ describe('comparison and breakdown', () => {
     expect(row('Direct')['last_touch']).toEqual({ entered: 2, completed: 0, conversion_rate: 0 });
     expect(row('Email')['last_non_direct']).toEqual({ entered: 1, completed: 0, conversion_rate: 0 });
     expect(row('Direct')['last_non_direct']).toEqual({ entered: 1, completed: 0, conversion_rate: 0 });
-    const refused = await h.problem(h.breakdown(site, id, { ...PERIOD, models: 'linear,markov' }));
-    expect(refused).toMatchObject({ kind: 'unsupported-combination', allowed: expect.arrayContaining(['last_non_direct']) });
+  });
+
+  it('exclude_direct drops Direct touches before weighing (a journey of only Direct stays Direct)', async () => {
+    const { site, id } = await setup([
+      { person: 'a', at: T0 - 2 * DAY, page: '/blog', channel: 'Email', session: 'a1' },
+      { person: 'a', at: T0 + HOUR, page: '/', channel: 'Direct', session: 'a2' },
+      { person: 'a', at: T0 + 2 * HOUR, page: '/pricing', channel: 'Direct', session: 'a2' },
+      { person: 'b', at: T0 - DAY, page: '/blog', channel: 'Direct', session: 'b1' },
+      { person: 'b', at: T0 + HOUR, page: '/', channel: 'Direct', session: 'b2' },
+    ], { steps: [path('/'), path('/pricing')] });
+    const models = 'last_touch,linear,shapley';
+    const kept = await h.breakdown(site, id, { ...PERIOD, models });
+    const dropped = await h.breakdown(site, id, { ...PERIOD, models, exclude_direct: 'true' });
+    const row = (r: { data: Json[] }, v: string) => r.data.find((x) => x['value'] === v) as Json;
+    expect(row(kept, 'Direct')['last_touch']).toEqual({ entered: 2, completed: 1, conversion_rate: 0.5 });
+    expect((row(kept, 'Email')['linear'] as Json)['entered']).toBeCloseTo(0.5, 12);
+    expect(row(dropped, 'Email')['last_touch']).toEqual({ entered: 1, completed: 1, conversion_rate: 1 });
+    expect(row(dropped, 'Email')['linear']).toEqual({ entered: 1, completed: 1, conversion_rate: 1 });
+    expect(row(dropped, 'Email')['shapley']).toEqual({ entered: 1, completed: 1, conversion_rate: 1 });
+    // b saw only Direct: it stays Direct.
+    expect(row(dropped, 'Direct')['linear']).toEqual({ entered: 1, completed: 0, conversion_rate: 0 });
+    expect(dropped.totals).toEqual(kept.totals);
+    expect((dropped.meta['definitions'] as Json)['exclude_direct']).toMatch(/Direct touches were dropped/);
+    expect((kept.meta['definitions'] as Json)['exclude_direct']).toBeUndefined();
+  });
+});
+
+describe('data-driven breakdown', () => {
+  // Journeys before entering (the entry is the page view of '/'; completing is '/pricing' after it):
+  // a [Email] completes, b [Email, Paid Search] completes, c [Paid Search] does not, d has no touch
+  // and completes.
+  // markov, completing: start > Email 2, > Paid Search 1; Email > conversion 1, > Paid Search 1;
+  // Paid Search > conversion 1, > null 1. P = 2/3 × 0.75 + 1/3 × 0.5 = 2/3; without Email 1/6
+  // (removal effect 0.75), without Paid Search 1/3 (0.5): of the 2 completions with a touch, Email
+  // 1.2 and Paid Search 0.8. Entering: every journey ends in conversion; without Email 1/3, without
+  // Paid Search 1/3 (both 2/3): 1.5 each of the 3 entries with a touch.
+  // shapley (each journey's people split evenly across its channels): entered Email 1 + 0.5,
+  // Paid Search 0.5 + 1; completed Email 1.5, Paid Search 0.5.
+  const journeys: EventSpec[] = [
+    { person: 'a', at: T0 + HOUR, page: '/', channel: 'Email', session: 'a1' },
+    { person: 'a', at: T0 + 2 * HOUR, page: '/pricing', channel: 'Email', session: 'a1' },
+    { person: 'b', at: T0 - 2 * DAY, page: '/blog', channel: 'Email', session: 'b1' },
+    { person: 'b', at: T0 + HOUR, page: '/', channel: 'Paid Search', session: 'b2' },
+    { person: 'b', at: T0 + 2 * HOUR, page: '/pricing', channel: 'Paid Search', session: 'b2' },
+    { person: 'c', at: T0 + HOUR, page: '/', channel: 'Paid Search', session: 'c1' },
+    { person: 'd', at: T0 + HOUR, type: 'conversion', page: '/', session: null },
+    { person: 'd', at: T0 + 2 * HOUR, type: 'conversion', page: '/pricing', session: null },
+  ];
+  const close = (got: unknown, want: { entered: number; completed: number }) => {
+    const g = got as { entered: number; completed: number; conversion_rate: number };
+    expect(g.entered).toBeCloseTo(want.entered, 9);
+    expect(g.completed).toBeCloseTo(want.completed, 9);
+    expect(g.conversion_rate).toBeCloseTo(want.completed / want.entered, 9);
+  };
+
+  it('markov and shapley credit entering and completing by their worked figures; Unattributed as under the rule models', async () => {
+    const { site, id } = await setup(journeys, { steps: [path('/'), path('/pricing')] });
+    const r = await h.breakdown(site, id, { ...PERIOD, models: 'markov,shapley,linear' });
+    expect(r.totals).toEqual({ entered: 4, completed: 3 });
+    const row = (v: string) => r.data.find((x) => x['value'] === v) as Json;
+    close(row('Email')['markov'], { entered: 1.5, completed: 1.2 });
+    close(row('Paid Search')['markov'], { entered: 1.5, completed: 0.8 });
+    close(row('Email')['shapley'], { entered: 1.5, completed: 1.5 });
+    close(row('Paid Search')['shapley'], { entered: 1.5, completed: 0.5 });
+    for (const model of ['markov', 'shapley', 'linear']) {
+      expect(row('Unattributed')[model]).toEqual({ entered: 1, completed: 1, conversion_rate: 1 });
+      // Every model's rows add up to the totals.
+      const sum = (k: 'entered' | 'completed') => r.data.reduce((a, x) => a + ((x[model] as Json)[k] as number), 0);
+      expect(sum('entered')).toBeCloseTo(4, 9);
+      expect(sum('completed')).toBeCloseTo(3, 9);
+    }
+    const definitions = r.meta['definitions'] as Record<string, string>;
+    expect(definitions['markov']).toMatch(/removal effect/);
+    expect(definitions['markov']).toMatch(/3 entered persons with a touch, 2 of whom completed/);
+    expect(definitions['shapley']).toMatch(/Exact: all 4 coalitions of the 2 channels enumerated/);
+  });
+
+  it('a column nobody with a touch reached is null, with the reason, never zero', async () => {
+    const { site, id } = await setup(journeys.filter((e) => e.page !== '/pricing'), { steps: [path('/'), path('/pricing')] });
+    const r = await h.breakdown(site, id, { ...PERIOD, models: 'markov,shapley' });
+    expect(r.totals).toEqual({ entered: 4, completed: 0 });
+    const row = (v: string) => r.data.find((x) => x['value'] === v) as Json;
+    for (const model of ['markov', 'shapley']) {
+      expect((row('Email')[model] as Json)['completed']).toBeNull();
+      expect((row('Email')[model] as Json)['conversion_rate']).toBeNull();
+      expect((row('Email')[model] as Json)['entered']).toBeGreaterThan(0);
+    }
+    const definitions = r.meta['definitions'] as Record<string, string>;
+    expect(definitions['markov']).toMatch(/completed: null, no person with a touch completed/);
+    expect(definitions['shapley']).toMatch(/completed: null, no person with a touch completed/);
+  });
+
+  it('folds values past limit into Other, and refuses other dimensions than channel', async () => {
+    const { site, id } = await setup(journeys, { steps: [path('/'), path('/pricing')] });
+    const one = await h.breakdown(site, id, { ...PERIOD, models: 'markov', limit: '1' });
+    expect(one.data.map((x) => x['value'])).toEqual(['Email', 'Other']);
+    expect(one.data[1]).toMatchObject({ other: true });
+    expect(one.data.reduce((a, x) => a + (x['entered'] as number), 0)).toBeCloseTo(4, 9);
+    const refused = await h.problem(h.breakdown(site, id, { ...PERIOD, dimension: 'source', models: 'linear,markov' }));
+    expect(refused).toMatchObject({ kind: 'unsupported-combination', allowed: ['channel'] });
   });
 });

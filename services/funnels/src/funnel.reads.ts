@@ -1,11 +1,11 @@
-// Funnel reads: GET /funnels/{id}/steps (with an optional comparison window) and
-// GET /funnels/{id}/breakdown, answered from the read model when the funnel's attempts are built
-// (one query for every window), else from the events (one query per window); funnel.sql.ts.
+// Funnel reads: the request window, and GET /funnels/{id}/steps (with an optional comparison
+// window), answered from the read model when the funnel's attempts are built (one query for every
+// window), else from the events (one query per window); funnel.sql.ts. Breakdowns: breakdown.reads.ts.
 import { ProblemError, type ClickHouseStore } from '@sightline/kit';
 import { resolveWindow, type ResolvedWindow } from '@sightline/periods';
-import { ATTRIBUTION_MODELS, DEFAULT_LOOKBACK_DAYS, MAX_WINDOW_DAYS, type RuleModelName, type ApiRequest } from '@sightline/proto-schemas';
+import { MAX_WINDOW_DAYS, type ApiRequest } from '@sightline/proto-schemas';
 import type { FunnelDefinition } from './definition';
-import { attemptsBreakdownQuery, attemptsStepsQuery, breakdownQuery, DAY_MS, stepsQuery, TOTAL_MARK, type AttemptsRef, type FunnelWindow, type ReadScope } from './funnel.sql';
+import { attemptsStepsQuery, DAY_MS, stepsQuery, type AttemptsRef, type FunnelWindow, type ReadScope } from './funnel.sql';
 
 export interface StepRow {
   index: number;
@@ -14,19 +14,6 @@ export interface StepRow {
   conv_vs_prev: number | null;
   conv_vs_first: number | null;
   median_seconds_from_previous: number | null;
-}
-
-export interface Counts {
-  entered: number;
-  completed: number;
-  conversion_rate: number | null;
-}
-
-export interface BreakdownRow {
-  value: string;
-  models: Partial<Record<RuleModelName, Counts>>;
-  /** Set on the row that folds the values beyond `limit`. */
-  other?: true;
 }
 
 export interface WindowQuery {
@@ -99,53 +86,6 @@ function stepRows(definition: FunnelDefinition, row: StepsRow | undefined): Step
   });
 }
 
-export interface Breakdown {
-  rows: BreakdownRow[];
-  totals: { entered: number; completed: number };
-  truncated: boolean;
-}
-
-const counts = (entered: number, completed: number): Counts => ({ entered, completed, conversion_rate: entered > 0 ? completed / entered : null });
-
-/** Breakdown of a window, from the read model's attempts (`ref`) or, while they are built, from the events. */
-export async function computeBreakdown(
-  ch: ClickHouseStore, definition: FunnelDefinition, window: FunnelWindow, scope: ReadScope, dimension: string, models: readonly RuleModelName[], limit: number,
-  ref: AttemptsRef | null,
-): Promise<Breakdown> {
-  const { sql, params } = ref ? attemptsBreakdownQuery(definition, ref, window, scope, dimension, models) : breakdownQuery(definition, window, scope, dimension, models);
-  const raw = await ch.query<Record<string, string | number>>(sql, params);
-  const total = raw.find((r) => r['value'] === TOTAL_MARK);
-  const totals = { entered: Math.round(Number(total?.['e0'] ?? 0)), completed: Math.round(Number(total?.['c0'] ?? 0)) };
-  // An empty value is reported as (none), together with any value spelled so.
-  const merged = new Map<string, { e: number[]; c: number[] }>();
-  for (const r of raw) {
-    if (r['value'] === TOTAL_MARK) continue;
-    const value = r['value'] === '' ? '(none)' : String(r['value']);
-    const row = merged.get(value) ?? { e: models.map(() => 0), c: models.map(() => 0) };
-    models.forEach((_, i) => {
-      (row.e[i] as number) += Number(r[`e${i}`]);
-      (row.c[i] as number) += Number(r[`c${i}`]);
-    });
-    merged.set(value, row);
-  }
-  const values = [...merged.entries()]
-    .map(([value, r]) => ({ value, e: r.e, c: r.c }))
-    // Rows no model credits are absent, as a value nobody touched.
-    .filter((r) => r.e.some((x) => x > 0))
-    .sort((a, b) => (b.e[0] as number) - (a.e[0] as number) || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
-  const kept = values.slice(0, limit);
-  const folded = values.slice(limit);
-  const rows: BreakdownRow[] = kept.map((r) => ({ value: r.value, models: Object.fromEntries(models.map((m, i) => [m, counts(r.e[i] as number, r.c[i] as number)])) }));
-  if (folded.length > 0) {
-    rows.push({
-      value: 'Other',
-      other: true,
-      models: Object.fromEntries(models.map((m, i) => [m, counts(folded.reduce((s, r) => s + (r.e[i] as number), 0), folded.reduce((s, r) => s + (r.c[i] as number), 0))])),
-    });
-  }
-  return { rows, totals, truncated: folded.length > 0 };
-}
-
 /** What each figure of a steps answer means, for meta.definitions. */
 export function stepDefinitions(definition: FunnelDefinition): Record<string, string> {
   const order = {
@@ -165,23 +105,5 @@ export function stepDefinitions(definition: FunnelDefinition): Record<string, st
       : 'user: only people known by an email or phone (from any of their events) or named by a revenue fact, with their whole stitched history.',
     step_order: `${definition.step_order}: ${order}`,
     window_days: `Each later step at most ${definition.window_days} × 24 hours after the first (inclusive); steps may fall after the end of the period, so people who entered near its end may still convert.`,
-  };
-}
-
-export function breakdownDefinitions(models: readonly RuleModelName[], dimension: string): Record<string, string> {
-  const credited = {
-    first_touch: 'the first touch (oldest session) in the lookback',
-    last_touch: 'the last touch before entering (the session the person entered in, when it was a session)',
-    linear: 'every touch in the lookback equally',
-    u_shaped: '40% the first and 40% the last touch, 20% shared by those between (one touch 100%, two 50/50)',
-    time_decay: 'every touch by recency before entering, halving every 7 days, normalised',
-    last_non_direct: 'the last touch before entering whose channel is not Direct (the last touch when all are Direct)',
-  } satisfies Record<RuleModelName, string>;
-  return {
-    entered: `Credit for people who entered the funnel, split across the ${dimension} of the touches (sessions) they started in the ${DEFAULT_LOOKBACK_DAYS} days up to entering; Unattributed when they had none; (none) for an empty value.`,
-    completed: 'Credit for people who completed every step, with the same weights as entered (so completed ≤ entered on every row).',
-    conversion_rate: 'completed / entered of the row.',
-    ...Object.fromEntries(models.map((m) => [m, `${ATTRIBUTION_MODELS.find((d) => d.name === m)?.description ?? m} Here it credits ${credited[m]}.`])),
-    Other: 'The values beyond `limit`, folded into one row (marked `other: true`) so that rows add up to totals.',
   };
 }

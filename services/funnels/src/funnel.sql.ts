@@ -3,14 +3,14 @@
 // order, models), never with a value a client sent.
 //
 // Two ways to answer (README "Read model"):
-// - from the read model (`attemptsStepsQuery`, `attemptsBreakdownQuery`): the funnel's stored
+// - from the read model (`attemptsStepsQuery`; breakdown.sql.ts for breakdowns): the funnel's stored
 //   attempts that entered in the window, each person's best one (max of `pick`), aggregated;
 // - from the events (`stepsQuery`, `breakdownQuery`), while a funnel's attempts are being built:
 //   the events of the scanned range that can fill a step and the revenue facts, each with a bit
 //   mask of the steps it satisfies, grouped into one time-ordered array per person (identity merges
 //   applied through identity_roots), one pass over each array finding the person's furthest attempt.
 // Both give the same answer (the differential and property tests hold both to the oracle).
-import { DEFAULT_LOOKBACK_DAYS, DIRECT_CHANNEL, type RuleModelName } from '@sightline/proto-schemas';
+import { DEFAULT_LOOKBACK_DAYS } from '@sightline/proto-schemas';
 import { isRevenueStep, type BehaviouralConditions, type FilterDimension, type FunnelDefinition } from './definition';
 import { globToLike } from './glob';
 
@@ -23,7 +23,7 @@ const STEP_BITS = 1023;
 /** Sort rank of an event that fills no step: after every step at the same instant. */
 const NO_STEP_RANK = 99;
 /** 2^122 - 1: the largest hit key (README "Read model"); `pick` holds it minus the key that reached the step. */
-const KEY_MASK = '5316911983139663491615228241121378303';
+export const KEY_MASK = '5316911983139663491615228241121378303';
 
 export interface FunnelWindow {
   fromMs: number;
@@ -106,12 +106,12 @@ export function eventMaskSql(definition: FunnelDefinition, params: Params): stri
 }
 
 /** Each merged identity id's person (merge root); ids never merged have no row. */
-const ROOTS_CTE = `roots AS (
+export const ROOTS_CTE = `roots AS (
   SELECT identity_id, argMax(root_id, version) AS root FROM identity_roots WHERE workspace_id = {workspace:UUID} GROUP BY identity_id
 )`;
 
 /** Revenue facts, once per milestone (earliest time), with their identity (named, else by email). */
-const REVENUE_FACTS_CTE = `revenue_facts AS (
+export const REVENUE_FACTS_CTE = `revenue_facts AS (
   SELECT if(f.identity_id != '', f.identity_id, em.identity_id) AS identity_id, f.ts AS ts, f.stage AS stage, f.eid AS eid
     FROM (
       SELECT cityHash64(milestone_id) AS eid, toUnixTimestamp64Milli(min(occurred_at)) AS ts, any(stage) AS stage, max(identity_id) AS identity_id, max(email_hash) AS email_hash
@@ -123,7 +123,7 @@ const REVENUE_FACTS_CTE = `revenue_facts AS (
 )`;
 
 /** People known by an email or phone, or named by a revenue fact (the user scope), by person. */
-const IDENTIFIED_CTE = `identified_people AS (
+export const IDENTIFIED_CTE = `identified_people AS (
   SELECT if(r.root != '', r.root, i.identity_id) AS person
     FROM (SELECT identity_id FROM identified WHERE workspace_id = {workspace:UUID}
           UNION ALL SELECT identity_id FROM revenue_facts) AS i
@@ -131,7 +131,7 @@ const IDENTIFIED_CTE = `identified_people AS (
 )`;
 
 /** The person filter of a funnel's scope and `identified` filter, over a column holding the person (root id) or its key. */
-function personFilter(definition: FunnelDefinition, column: string, keyed: boolean): string {
+export function personFilter(definition: FunnelDefinition, column: string, keyed: boolean): string {
   const identified = definition.filters.identified;
   const set = keyed ? 'SELECT reinterpretAsUInt128(sipHash128(person)) FROM identified_people' : 'SELECT person FROM identified_people';
   if (definition.scope === 'user' || identified === true) return `${column} IN (${set})`;
@@ -139,7 +139,7 @@ function personFilter(definition: FunnelDefinition, column: string, keyed: boole
   return '';
 }
 
-const needsIdentified = (definition: FunnelDefinition) => definition.scope === 'user' || definition.filters.identified !== undefined;
+export const needsIdentified = (definition: FunnelDefinition) => definition.scope === 'user' || definition.filters.identified !== undefined;
 
 interface Shape {
   steps: number;
@@ -147,7 +147,7 @@ interface Shape {
 }
 
 /** The per-person CTEs of the event path: `people` has person, reached (0..L), entry (ms), path. */
-function peopleSql(definition: FunnelDefinition, window: FunnelWindow, ctx: ReadScope, params: Params): { sql: string; shape: Shape; sources: string } {
+export function peopleSql(definition: FunnelDefinition, window: FunnelWindow, ctx: ReadScope, params: Params): { sql: string; shape: Shape; sources: string } {
   const L = definition.steps.length;
   const W = definition.window_days * DAY_MS;
   const order = definition.step_order;
@@ -318,102 +318,6 @@ best AS (
 SELECT [${reachedColumns(L, 'reached')}] AS reached_counts, ${medians} AS median_seconds
   FROM (SELECT toUInt8(bitShiftRight(pk, 244)) AS reached, splitByChar(',', gs) AS g FROM best)`;
   return { sql, params: params.values };
-}
-
-/**
- * Each model's weight of touch `i` (1-based, in order) of a person's `n` touches (starting at `t`,
- * entering at `entry`, time-decay weights summing to `decay_sum`), as row-level expressions after
- * the touches are spread into rows (cheaper than lambdas over arrays).
- */
-const MODEL_WEIGHTS: Record<RuleModelName, string> = {
-  first_touch: 'toFloat64(i = 1)',
-  last_touch: 'toFloat64(i = n)',
-  linear: '1. / n',
-  u_shaped: 'multiIf(n = 1, 1., n = 2, 0.5, i = 1 OR i = n, 0.4, 0.2 / (n - 2))',
-  time_decay: `exp2((t - entry) / ${HALF_LIFE_MS}) / decay_sum`,
-  // lnd: position of the last touch whose channel is not Direct (0 when all are Direct: then the last).
-  last_non_direct: 'toFloat64(i = if(lnd = 0, n, lnd))',
-};
-
-/** A row value marking the totals row of a breakdown (a NUL cannot be a dimension value). */
-export const TOTAL_MARK = '\u0000total';
-
-/**
- * Credit of the people in `entered` (person_key, entry ms, done) across the touches (sessions) they
- * started in the lookback up to their entry, per model, from each person's session list
- * (person_touches: ordered, each session once, all their identities). A person without a touch has
- * one pseudo touch, valued Unattributed, that every model weighs 1; one more row per person,
- * TOTAL_MARK with weight 1, carries the totals. `candidates`, when given, is a cheap superset of
- * the entered people that limits which session lists are read.
- */
-function creditSql(enteredSql: string, candidates: string | null, dimension: string, models: readonly RuleModelName[], params: Params): string {
-  const column = TOUCH_COLUMNS[dimension];
-  if (!column) throw new Error(`no session column for dimension ${dimension}`);
-  params.values['lookback_ms'] = LOOKBACK_MS;
-  return `
-entered AS (${enteredSql}),
-touched AS (
-  SELECT e.entry AS entry, e.done AS done, t.starts AS all_starts, t.${column} AS all_values, t.channel AS all_channels
-    FROM (SELECT person_key, starts, ${[...new Set([column, 'channel'])].join(', ')} FROM person_touches FINAL
-           WHERE website_id = {website:UUID}${candidates ? ` AND person_key IN (${candidates})` : ''}) AS t
-    RIGHT JOIN entered AS e ON t.person_key = e.person_key
-),
-credited AS (
-  SELECT entry, done,
-         arrayFirstIndex(x -> entry - x <= {lookback_ms:Int64}, all_starts) AS after, if(after = 0, length(all_starts) + 1, after) AS first_in,
-         arrayLastIndex(x -> x <= entry, all_starts) AS last_in,
-         greatest(0, last_in - first_in + 1) AS touches, greatest(touches, 1) AS n,
-         if(touches = 0, [entry], arraySlice(all_starts, first_in, touches)) AS starts,
-         if(touches = 0, ['Unattributed'], arraySlice(all_values, first_in, touches)) AS vals,
-         ${models.includes('last_non_direct') ? `arrayLastIndex(c -> c != '${DIRECT_CHANNEL}', if(touches = 0, ['Unattributed'], arraySlice(all_channels, first_in, touches))) AS lnd,` : ''}
-         arraySum(arrayMap(x -> exp2((x - entry) / ${HALF_LIFE_MS}), starts)) AS decay_sum
-    FROM touched
-)
-SELECT value, ${models.map((_, m) => `sum(w${m}) AS e${m}, sumIf(w${m}, done) AS c${m}`).join(', ')}
-  FROM (
-    SELECT done, value, ${models.map((model, m) => `if(i > n, 1., toFloat64(${MODEL_WEIGHTS[model]})) AS w${m}`).join(', ')}
-      FROM credited
-      ARRAY JOIN arrayPushBack(vals, '${TOTAL_MARK.replace('\u0000', '\\0')}') AS value, arrayPushBack(starts, 0) AS t, arrayEnumerate(arrayPushBack(starts, 0)) AS i
-  )
- GROUP BY value
-SETTINGS use_index_for_in_with_subqueries = 0`;
-}
-
-/**
- * Breakdown of one window from the events: per dimension value, the entering and completing credit
- * of each model. One extra row, TOTAL_MARK, carries the people who entered and completed.
- */
-export function breakdownQuery(
-  definition: FunnelDefinition, window: FunnelWindow, ctx: ReadScope, dimension: string, models: readonly RuleModelName[],
-): CompiledQuery {
-  const params = new Params();
-  const { sql, shape } = peopleSql(definition, window, ctx, params);
-  const entered = `SELECT reinterpretAsUInt128(sipHash128(person)) AS person_key, entry, reached >= ${shape.steps} AS done FROM people WHERE reached >= 1`;
-  return { sql: `WITH ${sql},${creditSql(entered, null, dimension, models, params)}`, params: params.values };
-}
-
-/** Breakdown of one window from the read model (each person's best attempt entering in the window). */
-export function attemptsBreakdownQuery(
-  definition: FunnelDefinition, ref: AttemptsRef, window: FunnelWindow, ctx: ReadScope, dimension: string, models: readonly RuleModelName[],
-): CompiledQuery {
-  const params = new Params();
-  Object.assign(params.values, {
-    website: ctx.websiteId, workspace: ctx.workspaceId, funnel: ref.funnelId, generation: ref.generation,
-    entry_from: new Date(window.fromMs), entry_to: new Date(window.toMs),
-  });
-  const filter = personFilter(definition, 'person_key', true);
-  const inWindow = `funnel_id = {funnel:UUID} AND generation = {generation:UInt32}
-     AND entry_ts >= {entry_from:DateTime64(3, 'UTC')} AND entry_ts < {entry_to:DateTime64(3, 'UTC')}`;
-  const entered = `SELECT person_key, max(pick) AS pk, toInt64(bitShiftRight(bitAnd(pk, toUInt256('${KEY_MASK}')), 79)) AS entry,
-         bitShiftRight(pk, 244) >= ${definition.steps.length} AS done
-    FROM funnel_attempts FINAL
-   WHERE ${inWindow}
-     ${filter ? `AND ${filter}` : ''}
-   GROUP BY person_key`;
-  // The sessions to read: of anyone with an attempt in the window (a cheaper superset of entered).
-  const candidates = `SELECT person_key FROM funnel_attempts WHERE ${inWindow}`;
-  const prefix = needsIdentified(definition) ? `${ROOTS_CTE},\n${REVENUE_FACTS_CTE},\n${IDENTIFIED_CTE},` : '';
-  return { sql: `WITH ${prefix}${creditSql(entered, candidates, dimension, models, params)}`, params: params.values };
 }
 
 /**

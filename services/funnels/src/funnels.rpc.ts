@@ -4,9 +4,10 @@
 // a change to what its attempts depend on, starts a new generation of its read model, built in the
 // background; reads answer from the read model once it is ready, from the events until then.
 import { createHash, randomUUID } from 'node:crypto';
-import { ProblemError, type ClickHouseStore, type Outbox, type RpcMap, type SqlStore } from '@sightline/kit';
+import { ProblemError, readSwitch, type ClickHouseStore, type Outbox, type RpcMap, type SqlStore } from '@sightline/kit';
 import {
-  DATA_DRIVEN_MODEL_NAMES, RULE_MODEL_NAMES,
+  ATTRIBUTION_MODEL_NAMES,
+  DATA_DRIVEN_MODEL_NAMES,
   DEFAULT_ATTRIBUTION_MODEL,
   LIMITS,
   MAX_ATTRIBUTION_MODELS,
@@ -14,11 +15,12 @@ import {
   TOUCH_DIMENSIONS,
   type ApiRequest,
   type ApiResponse,
-  type RuleModelName,
+  type AttributionModelName,
   type FunnelField,
 } from '@sightline/proto-schemas';
 import { checkDefinition, eventTypeCatalog, FIELDS, readFields, withDefaults, type FunnelDefinition } from './definition';
-import { breakdownDefinitions, comparisonWindow, computeBreakdown, computeSteps, msWindow, stepDefinitions, windowOf, type StepRow, type WindowQuery } from './funnel.reads';
+import { breakdownDefinitions, computeBreakdown } from './breakdown.reads';
+import { comparisonWindow, computeSteps, msWindow, stepDefinitions, windowOf, type StepRow, type WindowQuery } from './funnel.reads';
 import type { AttemptsRef } from './funnel.sql';
 import type { FunnelRow, FunnelsRepo } from './funnels.repo';
 import type { ProjectionRepo } from './projection.repo';
@@ -38,7 +40,7 @@ export interface FunnelsRpcDeps {
 }
 
 type StepsQuery = WindowQuery & { compare_days?: string };
-type BreakdownQuery = WindowQuery & { dimension?: string; models?: string[] | string; limit?: number | string };
+type BreakdownQuery = WindowQuery & { dimension?: string; models?: string[] | string; limit?: number | string; exclude_direct?: boolean | string };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -247,22 +249,24 @@ export function funnelsRpcHandlers(deps: FunnelsRpcDeps): RpcMap<'funnels'> {
       }
       const asked = Array.isArray(query.models) ? query.models : typeof query.models === 'string' ? query.models.split(',').map((m) => m.trim()).filter(Boolean) : [DEFAULT_ATTRIBUTION_MODEL];
       const models = [...new Set(asked)];
-      const dataDriven = models.find((m) => (DATA_DRIVEN_MODEL_NAMES as readonly string[]).includes(m));
-      if (dataDriven !== undefined) {
-        throw new ProblemError('unsupported-combination', {
-          detail: `${dataDriven} is data-driven: it credits channels from every journey of a window, which GET /metrics answers; a funnel breakdown takes the rule models.`,
-          remediation: 'Use GET /metrics?group_by=channel&attribution=markov,shapley, or one of the allowed models here.',
-          allowed: RULE_MODEL_NAMES,
-        });
-      }
-      const badModel = models.find((m) => !(RULE_MODEL_NAMES as readonly string[]).includes(m));
+      const badModel = models.find((m) => !(ATTRIBUTION_MODEL_NAMES as readonly string[]).includes(m));
       if (badModel !== undefined || models.length === 0 || models.length > MAX_ATTRIBUTION_MODELS) {
         throw new ProblemError('invalid-request', {
           detail: badModel !== undefined ? `"${badModel}" is not an attribution model.` : `models takes 1 to ${MAX_ATTRIBUTION_MODELS} models.`,
           remediation: `Send one model or up to ${MAX_ATTRIBUTION_MODELS}, comma-separated.`,
-          allowed: RULE_MODEL_NAMES,
+          allowed: ATTRIBUTION_MODEL_NAMES,
         });
       }
+      const dataDriven = models.find((m) => (DATA_DRIVEN_MODEL_NAMES as readonly string[]).includes(m));
+      if (dataDriven !== undefined && dimension !== 'channel') {
+        // Their credit is a game or a chain over channels; other dimensions have too many values for either.
+        throw new ProblemError('unsupported-combination', {
+          detail: `${dataDriven} credits channels: it needs dimension=channel, not ${dimension}.`,
+          remediation: 'Break down by channel, or use a rule model for other dimensions.',
+          allowed: ['channel'],
+        });
+      }
+      const excludeDirect = readSwitch('exclude_direct', query.exclude_direct);
       const limitRaw = Number(query.limit ?? LIMITS.funnel_breakdown.default);
       if (!Number.isInteger(limitRaw) || limitRaw < 1) {
         throw new ProblemError('invalid-request', { detail: 'limit must be a whole number of at least 1.', remediation: `Send limit between 1 and ${LIMITS.funnel_breakdown.maximum}.` });
@@ -271,8 +275,8 @@ export function funnelsRpcHandlers(deps: FunnelsRpcDeps): RpcMap<'funnels'> {
       const resolved = windowOf(request, now());
       const definition = definitionOf(row);
       const ref = attemptsOf(row);
-      const result = await computeBreakdown(ch, definition, msWindow(resolved), { websiteId: row.website_id, workspaceId: request.workspace.id }, dimension, models as RuleModelName[], limit, ref);
-      const single = models.length === 1 ? (models[0] as RuleModelName) : null;
+      const result = await computeBreakdown(ch, definition, msWindow(resolved), { websiteId: row.website_id, workspaceId: request.workspace.id }, { dimension, models: models as AttributionModelName[], excludeDirect, limit }, ref);
+      const single = models.length === 1 ? (models[0] as AttributionModelName) : null;
       const data = result.rows.map((r) => ({
         value: r.value,
         ...(r.other ? { other: true } : {}),
@@ -289,7 +293,7 @@ export function funnelsRpcHandlers(deps: FunnelsRpcDeps): RpcMap<'funnels'> {
             computed_from: ref ? 'read_model' : 'events',
             dimension,
             models,
-            definitions: breakdownDefinitions(models as RuleModelName[], dimension),
+            definitions: breakdownDefinitions(models as AttributionModelName[], dimension, excludeDirect, result.dataDriven),
           }),
         },
       };

@@ -80,7 +80,8 @@ export function createFunnelsModule(options: FunnelsModuleOptions = {}): Runnabl
 
 export { attemptsOf, compareHits, type Attempt, type Hit } from './attempts';
 export { checkDefinition, readFields, withDefaults, type FunnelDefinition, type FunnelStep } from './definition';
-export { attemptsBreakdownQuery, attemptsStepsQuery, breakdownQuery, profileQueries, stepsQuery } from './funnel.sql';
+export { attemptsBreakdownQueries, breakdownQueries } from './breakdown.sql';
+export { attemptsStepsQuery, profileQueries, stepsQuery } from './funnel.sql';
 export { funnelsRpcHandlers } from './funnels.rpc';
 export { FunnelsRepo } from './funnels.repo';
 export { ProjectionRepo, sessionKey } from './projection.repo';

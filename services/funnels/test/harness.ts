@@ -10,9 +10,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, defineStandIn, loadConfig, RpcRemoteError, startModules, type ClickHouseStore, type Envelope, type RunnableModule, type RunningProcess, type SightlineConfig } from '@sightline/kit';
-import type { ApiRequest, ApiResponse, RuleModelName, ClassifiedEventV1, IngestWebsiteV1, MessageType, MilestoneReachedV1 } from '@sightline/proto-schemas';
+import type { ApiRequest, ApiResponse, AttributionModelName, ClassifiedEventV1, IngestWebsiteV1, MessageType, MilestoneReachedV1 } from '@sightline/proto-schemas';
 import type { FunnelDefinition } from '../src/definition';
-import { computeBreakdown, computeSteps } from '../src/funnel.reads';
+import { computeBreakdown } from '../src/breakdown.reads';
+import { computeSteps } from '../src/funnel.reads';
 import { createFunnelsModule, type FunnelsModuleOptions } from '../src/index';
 import { gatewayQuery } from '@sightline/kit/testing/gateway-query';
 
@@ -173,9 +174,9 @@ export class FunnelsHarness {
     const body = r.body;
     if (body.meta['computed_from'] === 'read_model') {
       const w = body.meta['window'] as Json;
-      const models = body.meta['models'] as RuleModelName[];
+      const models = body.meta['models'] as AttributionModelName[];
       const fromEvents = await computeBreakdown(this.ch, await this.definition(site, id), { fromMs: Date.parse(String(w['from'])), toMs: Date.parse(String(w['to'])) },
-        { websiteId: site.id, workspaceId: site.workspace_id }, String(body.meta['dimension']), models, Number(query['limit'] ?? 50), null);
+        { websiteId: site.id, workspaceId: site.workspace_id }, { dimension: String(body.meta['dimension']), models, excludeDirect: (body.meta['definitions'] as Json)['exclude_direct'] !== undefined, limit: Number(query['limit'] ?? 50) }, null);
       const mismatch = fromEvents.totals.entered !== body.totals.entered || fromEvents.totals.completed !== body.totals.completed
         || fromEvents.rows.length !== body.data.length
         || fromEvents.rows.some((row, i) => {

@@ -1,7 +1,7 @@
 // GET /metrics: the request read into a MetricsQuery and checked against the spec's rules before
 // any SQL is built. The gateway has already checked each value against the OpenAPI document
 // (names, list sizes, limit clamped); what is left are filters and rules across parameters.
-import { ProblemError } from '@sightline/kit';
+import { ProblemError, readSwitch } from '@sightline/kit';
 import {
   ATTRIBUTION_MODEL_NAMES, DATA_DRIVEN_MODEL_NAMES, DEFAULT_ATTRIBUTION_MODEL, DIMENSIONS, MAX_ATTRIBUTION_MODELS, FILTER_DIMENSIONS, LIMITS, LIST_SEPARATOR, METRICS, OPERATORS,
   type AttributionModelName, type DimensionDefinition, type FilterDimension, type GroupByDimension, type MetricName, type OperatorName,
@@ -98,17 +98,6 @@ function parseFilter(raw: string): MetricFilter {
 
 function truthy(value: boolean | string | undefined): boolean {
   return value === true || value === 'true';
-}
-
-/** A switch: absent is false; anything but true or false is refused naming both. */
-function readSwitch(name: string, value: boolean | string | undefined): boolean {
-  if (value === undefined || value === false || value === 'false') return false;
-  if (value === true || value === 'true') return true;
-  throw new ProblemError('invalid-request', {
-    detail: `${name}=${JSON.stringify(value)} is neither true nor false.`,
-    remediation: `Pass ${name}=true or ${name}=false.`,
-    allowed: ['true', 'false'],
-  });
 }
 
 const DATA_DRIVEN: readonly string[] = DATA_DRIVEN_MODEL_NAMES;

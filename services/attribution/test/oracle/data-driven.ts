@@ -1,14 +1,10 @@
-// The data-driven models restated from their documented rules (the registry's descriptions and
-// meta.definitions), computed differently from the service on purpose:
-// - markov: the conversion probability is found by iterating x <- b + Q x until it settles (the
-//   service solves the linear system exactly), over journeys built here from the oracle's sessions;
-// - shapley: Zhao et al.'s closed form for this game (arXiv 1804.05327, "simplified Shapley
-//   value"): a coalition's worth is the sum of the payoffs of the journey sets it contains, so it is
-//   a sum of unanimity games and each channel's value is the sum over journey sets T containing it
-//   of payoff(T) / |T| (the service enumerates coalitions, or samples orderings).
+// The data-driven models over the journeys built here from the oracle's sessions; the models
+// themselves are credit-models' independent restatement (its testing/oracle.ts: Markov by
+// iteration, Shapley by its closed form), never the code the service runs.
 // Journeys: a conversion's is its touches in the lookback (dataset.ts). A non-converting journey
 // belongs to a person with a session started in the window and no conversion in it: their
 // sessions started in the 90 days up to their last session of the window, oldest first.
+import { oracleMarkovShares, oracleShapley as shapleyOf } from '@sightline/credit-models/testing/oracle';
 import { conversionsIn, inWindow, type OracleDataset } from './dataset';
 import { byStart } from './sessions';
 import { DAY_MS, LOOKBACK_DAYS, UNATTRIBUTED, type OracleSession, type OracleWindow } from './types';
@@ -64,51 +60,17 @@ function addUnattributed(rows: Map<string, Credit>, j: OracleJourneys): Map<stri
   return rows;
 }
 
-/** P(conversion) from start, with `removed` a dead end, by iteration. */
-function conversionProbability(sequences: { channels: string[]; converted: boolean }[], removed: string | null): number {
-  const out = new Map<string, Map<string, number>>();
-  const count = (from: string, to: string) => {
-    const row = out.get(from) ?? new Map<string, number>();
-    row.set(to, (row.get(to) ?? 0) + 1);
-    out.set(from, row);
-  };
-  for (const s of sequences) {
-    const states = ['(start)', ...s.channels, s.converted ? '(conversion)' : '(null)'];
-    for (let i = 0; i + 1 < states.length; i++) count(states[i] as string, states[i + 1] as string);
-  }
-  let x = new Map<string, number>();
-  for (let round = 0; round < 100_000; round++) {
-    const next = new Map<string, number>();
-    let change = 0;
-    for (const [from, row] of out) {
-      if (from === removed) { next.set(from, 0); continue; }
-      const total = [...row.values()].reduce((a, b) => a + b, 0);
-      let p = 0;
-      for (const [to, n] of row) p += (n / total) * (to === '(conversion)' ? 1 : to === '(null)' || to === removed ? 0 : x.get(to) ?? 0);
-      next.set(from, p);
-      change = Math.max(change, Math.abs(p - (x.get(from) ?? 0)));
-    }
-    x = next;
-    if (change < 1e-15 && round > 0) break;
-  }
-  return x.get('(start)') ?? 0;
-}
-
 export function oracleMarkov(j: OracleJourneys): DataDrivenCredit {
   const totals = totalsOf(j);
   const touched = j.converting.filter((c) => c.channels.length > 0);
-  const sequences = [
+  const shares = oracleMarkovShares([
     ...touched.map((c) => ({ channels: c.channels, converted: true })),
-    ...j.nonConverting.filter((n) => n.length > 0).map((n) => ({ channels: n, converted: false })),
-  ];
-  const base = conversionProbability(sequences, null);
-  if (touched.length === 0 || base <= 0) return { rows: null, totals };
-  const channels = [...new Set(sequences.flatMap((s) => s.channels))];
-  const effects = new Map(channels.map((c) => [c, Math.max(0, 1 - conversionProbability(sequences, c) / base)]));
-  const sum = [...effects.values()].reduce((a, b) => a + b, 0);
+    ...j.nonConverting.map((n) => ({ channels: n, converted: false })),
+  ]);
+  if (!shares) return { rows: null, totals };
   const conversions = touched.length;
   const revenue = touched.reduce((a, c) => a + c.revenue, 0);
-  const rows = new Map([...effects].map(([c, e]) => [label(c), { conversions: (conversions * e) / sum, revenue: (revenue * e) / sum }]));
+  const rows = new Map([...shares].map(([c, share]) => [label(c), { conversions: conversions * share, revenue: revenue * share }]));
   return { rows: addUnattributed(rows, j), totals };
 }
 
@@ -116,15 +78,8 @@ export function oracleShapley(j: OracleJourneys): DataDrivenCredit {
   const totals = totalsOf(j);
   const touched = j.converting.filter((c) => c.channels.length > 0);
   if (touched.length === 0) return { rows: null, totals };
-  const rows = new Map<string, Credit>();
-  for (const c of touched) {
-    const set = [...new Set(c.channels)];
-    for (const channel of set) {
-      const row = rows.get(label(channel)) ?? { conversions: 0, revenue: 0 };
-      row.conversions += 1 / set.length;
-      row.revenue += c.revenue / set.length;
-      rows.set(label(channel), row);
-    }
-  }
+  const conversions = shapleyOf(touched.map((c) => ({ channels: c.channels, payoff: 1 })));
+  const revenue = shapleyOf(touched.map((c) => ({ channels: c.channels, payoff: c.revenue })));
+  const rows = new Map([...conversions].map(([c, n]) => [label(c), { conversions: n, revenue: revenue.get(c) ?? 0 }]));
   return { rows: addUnattributed(rows, j), totals };
 }

@@ -1,8 +1,9 @@
 // Funnel steps and breakdown from the rules in README.md, by brute force: every attempt of every
 // person is walked on its own, and any-order steps are matched with augmenting paths.
 import type { FunnelDefinition } from '../../src/definition';
+import { oracleMarkovShares, oracleShapley } from '@sightline/credit-models/testing/oracle';
 import { matches } from './glob';
-import { DAY_MS, HALF_LIFE_MS, LOOKBACK_MS, type Models, type OracleEvent, type OracleRevenueFact, type OracleWindow } from './types';
+import { DAY_MS, HALF_LIFE_MS, LOOKBACK_MS, type Models, type RuleModels, type OracleEvent, type OracleRevenueFact, type OracleWindow } from './types';
 
 interface Item {
   ts: number;
@@ -188,7 +189,7 @@ export function oracleSteps(definition: FunnelDefinition, window: OracleWindow, 
 }
 
 /** `channels`: each touch's channel (last_non_direct skips Direct; all Direct: the last). */
-export function modelWeights(model: Models, starts: readonly number[], at: number, channels: readonly string[] = []): number[] {
+export function modelWeights(model: RuleModels, starts: readonly number[], at: number, channels: readonly string[] = []): number[] {
   const n = starts.length;
   switch (model) {
     case 'last_non_direct': {
@@ -217,13 +218,18 @@ export function modelWeights(model: Models, starts: readonly number[], at: numbe
 
 export interface OracleBreakdown {
   /** value → model → [entered, completed] */
-  credit: Map<string, Map<Models, [number, number]>>;
+  credit: Map<string, Map<Models, Cell>>;
   entered: number;
   completed: number;
 }
 
 /** Touches are the person's sessions (by session id, the earliest start, the attributes of the session's earliest event). */
-export function oracleBreakdown(definition: FunnelDefinition, window: OracleWindow, input: OracleInput, dimension: string, models: readonly Models[]): OracleBreakdown {
+export interface BreakdownOptions {
+  /** Direct touches dropped before weighing, unless all of a journey's are Direct. */
+  excludeDirect?: boolean;
+}
+
+export function oracleBreakdown(definition: FunnelDefinition, window: OracleWindow, input: OracleInput, dimension: string, models: readonly Models[], options: BreakdownOptions = {}): OracleBreakdown {
   const people = peopleResults(definition, window, input);
   const L = definition.steps.length;
   const sessions = new Map<string, Map<string, { start: number; firstHit: number; value: string; channel: string }>>();
@@ -231,7 +237,7 @@ export function oracleBreakdown(definition: FunnelDefinition, window: OracleWind
     if (!e.session) continue;
     const mine = sessions.get(e.person) ?? sessions.set(e.person, new Map()).get(e.person)!;
     const value = dimension in e.session.attrs ? (e.session.attrs[dimension] as string) : (e.attrs[dimension] ?? '');
-    // last_non_direct reads each touch's channel, whatever the dimension.
+    // last_non_direct and exclude_direct read each touch's channel, whatever the dimension.
     const channel = 'channel' in e.session.attrs ? (e.session.attrs['channel'] as string) : (e.attrs['channel'] ?? '');
     const seen = mine.get(e.session.id);
     if (!seen) mine.set(e.session.id, { start: e.session.startedAt, firstHit: e.ts, value, channel });
@@ -244,27 +250,75 @@ export function oracleBreakdown(definition: FunnelDefinition, window: OracleWind
       }
     }
   }
-  const credit = new Map<string, Map<Models, [number, number]>>();
-  const add = (value: string, model: Models, w: number, done: boolean) => {
+  const credit = new Map<string, Map<Models, Cell>>();
+  const add = (value: string, model: Models, entered: number, completed: number) => {
     const row = credit.get(value) ?? credit.set(value, new Map()).get(value)!;
     const cell = row.get(model) ?? [0, 0];
-    row.set(model, [cell[0] + w, cell[1] + (done ? w : 0)]);
+    row.set(model, [(cell[0] as number) + entered, (cell[1] as number) + completed]);
   };
+  const label = (value: string) => (value === '' ? '(none)' : value);
   let completed = 0;
+  const journeys: { values: string[]; done: boolean }[] = [];
+  const untouched = { entered: 0, completed: 0 };
   for (const p of people) {
     const done = p.reached >= L;
     if (done) completed += 1;
-    const touches = [...(sessions.get(p.person) ?? new Map()).entries()]
+    let touches = [...(sessions.get(p.person) ?? new Map()).entries()]
       .filter(([, s]) => s.start <= p.entry && p.entry - s.start <= LOOKBACK_MS)
       .sort((a, b) => a[1].start - b[1].start || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    for (const model of models) {
+    if (options.excludeDirect && touches.some(([, s]) => s.channel !== DIRECT)) touches = touches.filter(([, s]) => s.channel !== DIRECT);
+    if (touches.length === 0) {
+      untouched.entered += 1;
+      if (done) untouched.completed += 1;
+    } else {
+      journeys.push({ values: touches.map(([, s]) => label(s.value)), done });
+    }
+    for (const model of models.filter(isRule)) {
       if (touches.length === 0) {
-        add('Unattributed', model, 1, done);
+        add('Unattributed', model, 1, done ? 1 : 0);
         continue;
       }
       const w = modelWeights(model, touches.map(([, s]) => s.start), p.entry, touches.map(([, s]) => s.channel));
-      touches.forEach(([, s], i) => add(s.value === '' ? '(none)' : s.value, model, w[i] as number, done));
+      touches.forEach(([, s], i) => add(label(s.value), model, w[i] as number, done ? w[i] as number : 0));
+    }
+  }
+  for (const model of models.filter((m) => !isRule(m))) {
+    const columns = model === 'markov' ? markovColumns(journeys) : shapleyColumns(journeys);
+    // People without a touch are Unattributed in every column the model answers.
+    if (columns.entered && untouched.entered > 0) columns.entered.set('Unattributed', untouched.entered);
+    if (columns.completed && untouched.entered > 0) columns.completed.set('Unattributed', untouched.completed);
+    for (const value of new Set([...(columns.entered?.keys() ?? []), ...(columns.completed?.keys() ?? [])])) {
+      const row = credit.get(value) ?? credit.set(value, new Map()).get(value)!;
+      row.set(model, [columns.entered ? columns.entered.get(value) ?? 0 : null, columns.completed ? columns.completed.get(value) ?? 0 : null]);
     }
   }
   return { credit, entered: people.length, completed };
+}
+
+/** A row's entered and completed credit; null where the model cannot answer that column. */
+export type Cell = [number | null, number | null];
+
+const DIRECT = 'Direct';
+const isRule = (m: Models): m is RuleModels => m !== 'markov' && m !== 'shapley';
+
+interface Columns {
+  entered: Map<string, number> | null;
+  completed: Map<string, number> | null;
+}
+
+/** markov: completing with non-completers as null journeys; entering with every journey converting. */
+function markovColumns(journeys: readonly { values: string[]; done: boolean }[]): Columns {
+  const scaled = (shares: Map<string, number> | null, total: number) => shares && new Map([...shares].map(([c, share]) => [c, share * total]));
+  return {
+    entered: scaled(oracleMarkovShares(journeys.map((j) => ({ channels: j.values, converted: true }))), journeys.length),
+    completed: scaled(oracleMarkovShares(journeys.map((j) => ({ channels: j.values, converted: j.done }))), journeys.filter((j) => j.done).length),
+  };
+}
+
+/** shapley: each journey's people split evenly across its distinct channels (the closed form). */
+function shapleyColumns(journeys: readonly { values: string[]; done: boolean }[]): Columns {
+  return {
+    entered: journeys.length > 0 ? oracleShapley(journeys.map((j) => ({ channels: j.values, payoff: 1 }))) : null,
+    completed: journeys.some((j) => j.done) ? oracleShapley(journeys.map((j) => ({ channels: j.values, payoff: j.done ? 1 : 0 }))) : null,
+  };
 }

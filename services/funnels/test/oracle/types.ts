@@ -28,7 +28,8 @@ export interface OracleWindow {
   toMs: number;
 }
 
-export type Models = 'first_touch' | 'last_touch' | 'linear' | 'u_shaped' | 'time_decay' | 'last_non_direct';
+export type RuleModels = 'first_touch' | 'last_touch' | 'linear' | 'u_shaped' | 'time_decay' | 'last_non_direct';
+export type Models = RuleModels | 'markov' | 'shapley';
 
 export const DAY_MS = 86_400_000;
 export const LOOKBACK_MS = 90 * DAY_MS;

@@ -1,11 +1,10 @@
 // markov and shapley for GET /metrics: reads the window's journeys (journeys.sql.ts), computes each
 // model's credit per channel, and says in words what was used. A model that cannot answer has no
 // figures and a reason; its values are null, never zero.
+import { CONVERSION, markovFromTransitions, NULL_END, SAMPLED_CONFIDENCE, shapleyCredits, START, transitionsOf, type Transition } from '@sightline/credit-models';
 import type { ClickHouseStore } from '@sightline/kit';
 import { DEFAULT_LOOKBACK_DAYS, SHAPLEY_EXACT_MAX_CHANNELS, type DataDrivenModelName } from '@sightline/proto-schemas';
 import { UNATTRIBUTED } from '../../analytics/journey-fields';
-import { CONVERSION, markovFromTransitions, NULL_END, START, transitionsOf, type Transition } from './markov';
-import { SAMPLED_CONFIDENCE, shapleyCredits } from './shapley';
 import { convertingSetsSql, convertingTransitionsSql, nonConvertingTransitionsSql } from './journeys.sql';
 
 const DAY_MS = 86_400_000;

@@ -1,0 +1,2 @@
+export * from './markov';
+export * from './shapley';
