@@ -138,3 +138,10 @@ export function markovFromTransitions(transitions: readonly Transition[]): Marko
   if (sum <= 0) return null;
   return { shares: new Map([...removalEffects].map(([c, e]) => [c, e / sum])), conversionProbability: base, removalEffects };
 }
+
+/** A Markov result in words for meta.definitions: the outcome's probability and each channel's removal effect (4 decimals). */
+export function describeRemovalEffects(result: MarkovResult, outcome: string): string {
+  const round = (n: number): number => Math.round(n * 1e4) / 1e4;
+  const effects = [...result.removalEffects].map(([c, e]) => `${c} ${round(e)}`).join(', ');
+  return `P(${outcome}) = ${round(result.conversionProbability)}; removal effects: ${effects}.`;
+}

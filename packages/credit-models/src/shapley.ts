@@ -143,3 +143,22 @@ function sampled(channels: string[], sets: readonly { conversions: number; value
   });
   return { credits, exact: false, permutations, errorBounds };
 }
+
+/** The names of a game's two payoffs, as an answer calls them (conversions and revenue; entered and completed). */
+export interface PayoffNames {
+  first: string;
+  second: string;
+}
+
+/**
+ * How exact a Shapley result is, in a sentence for meta.definitions: every coalition enumerated,
+ * or the orderings sampled with each channel's bound on the first payoff (the second is within the
+ * same fraction of its own total over the journeys containing the channel).
+ */
+export function describeShapleyAccuracy(result: ShapleyResult, names: PayoffNames): string {
+  const k = result.credits.size;
+  const channels = `${k} channel${k === 1 ? '' : 's'}`;
+  if (result.exact) return `Exact: all ${2 ** k} coalitions of the ${channels} enumerated (exact up to ${SHAPLEY_EXACT_MAX_CHANNELS} channels).`;
+  const bounds = [...(result.errorBounds ?? new Map<string, number>())].map(([c, b]) => `${c} ±${Math.round(b * 1e4) / 1e4}`).join(', ');
+  return `Not exact: ${k} channels is more than ${SHAPLEY_EXACT_MAX_CHANNELS}, so the values are the mean marginal worth over ${result.permutations} random channel orderings (fixed seed). With ${SAMPLED_CONFIDENCE * 100}% confidence for all channels at once, each channel's ${names.first} are within: ${bounds} (Hoeffding bound: ${names.first} of the journeys containing the channel × sqrt(ln(2k/0.05) / (2 × orderings))); its ${names.second} within the same fraction of the ${names.second} of those journeys.`;
+}

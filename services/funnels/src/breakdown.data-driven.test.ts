@@ -61,7 +61,7 @@ describe('funnel markov and shapley', () => {
     const markov = funnelMarkov(j, false);
     expect(markov.completed?.get('A')).toBeGreaterThan(0);
     expect(markov.completed?.get('C') ?? 0).toBe(0);
-    expect(markov.definition).toMatch(/3 entered persons with a touch, 1 of whom completed/);
+    expect(markov.definition).toMatch(/3 of the people who entered had a touch, 1 of them completed/);
   });
 
   it('says when nobody with a touch entered: both columns null, people without a touch noted', () => {
@@ -69,7 +69,7 @@ describe('funnel markov and shapley', () => {
     for (const answer of [funnelMarkov(j, false), funnelShapley(j, false)]) {
       expect(answer.entered).toBeNull();
       expect(answer.completed).toBeNull();
-      expect(answer.definition).toMatch(/1 person without a touch credited to Unattributed/);
+      expect(answer.definition).toMatch(/1 without a touch, credited to Unattributed/);
     }
   });
 });

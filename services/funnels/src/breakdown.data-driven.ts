@@ -7,11 +7,9 @@
 // People without a touch are Unattributed under both models, as under the rule models. A column
 // (entered or completed) that no journey with a touch reaches is null on every row, with the
 // reason in meta.definitions, never zero.
-import {
-  CONVERSION, markovFromTransitions, NULL_END, SAMPLED_CONFIDENCE, shapleyCredits, START, type Transition,
-} from '@sightline/credit-models';
-import { DEFAULT_LOOKBACK_DAYS, SHAPLEY_EXACT_MAX_CHANNELS, type DataDrivenModelName } from '@sightline/proto-schemas';
-import { JOURNEY_END, JOURNEY_START } from './breakdown.sql';
+import { CONVERSION, describeRemovalEffects, describeShapleyAccuracy, markovFromTransitions, NULL_END, shapleyCredits, type Transition } from '@sightline/credit-models';
+import { DEFAULT_LOOKBACK_DAYS, type DataDrivenModelName } from '@sightline/proto-schemas';
+import { JOURNEY_END } from './breakdown.sql';
 
 const UNATTRIBUTED = 'Unattributed';
 
@@ -26,7 +24,7 @@ export interface JourneyRow {
 }
 
 export interface FunnelJourneys {
-  /** Transitions between JOURNEY_START, channels and JOURNEY_END, with the journeys making them and those of people who completed. */
+  /** Transitions between the chain's START, channels and JOURNEY_END, with the journeys making them and those of people who completed. */
   steps: { from: string; to: string; entered: number; completed: number }[];
   /** Each distinct set of channels of a journey with a touch, with its people. */
   sets: { channels: string[]; entered: number; completed: number }[];
@@ -56,9 +54,6 @@ export interface FunnelModelAnswer {
   definition: string;
 }
 
-const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
-const round = (n: number): string => String(Math.round(n * 1e4) / 1e4);
-
 function withUnattributed(credit: Map<string, number>, none: number): Map<string, number> {
   if (none > 0) credit.set(UNATTRIBUTED, (credit.get(UNATTRIBUTED) ?? 0) + none);
   return credit;
@@ -67,14 +62,14 @@ function withUnattributed(credit: Map<string, number>, none: number): Map<string
 function usedOf(j: FunnelJourneys, excludeDirect: boolean): { entered: number; completed: number; text: string } {
   const entered = j.sets.reduce((a, s) => a + s.entered, 0);
   const completed = j.sets.reduce((a, s) => a + s.completed, 0);
-  const text = `Journeys used: ${plural(entered, 'entered person')} with a touch, ${completed} of whom completed (each one journey: their sessions in the ${DEFAULT_LOOKBACK_DAYS} days up to entering, oldest first${excludeDirect ? ', Direct touches dropped unless all are Direct' : ''}); ${plural(j.none.entered, 'person')} without a touch credited to Unattributed.`;
+  const text = `Journeys used: ${entered} of the people who entered had a touch, ${completed} of them completed (one journey each: their sessions in the ${DEFAULT_LOOKBACK_DAYS} days up to entering, oldest first${excludeDirect ? ', Direct touches dropped unless all are Direct' : ''}); ${j.none.entered} without a touch, credited to Unattributed.`;
   return { entered, completed, text };
 }
 
 /** The chain of one outcome: `completing` ends completed journeys in conversion and the rest in null; entering ends all in conversion. */
 function chainOf(j: FunnelJourneys, completing: boolean): Transition[] {
   return j.steps.flatMap((s): Transition[] => {
-    const from = s.from === JOURNEY_START ? START : s.from;
+    const from = s.from;
     if (s.to !== JOURNEY_END) return [{ from, to: s.to, count: s.entered }];
     if (!completing) return [{ from, to: CONVERSION, count: s.entered }];
     return [{ from, to: CONVERSION, count: s.completed }, { from, to: NULL_END, count: s.entered - s.completed }];
@@ -88,8 +83,7 @@ export function funnelMarkov(j: FunnelJourneys, excludeDirect: boolean): FunnelM
     const result = total > 0 ? markovFromTransitions(chainOf(j, completing)) : null;
     if (!result) return { credit: null, text: `${name}: null, no person with a touch ${completing ? 'completed' : 'entered'}, so there is no probability to remove from.` };
     const credit = new Map([...result.shares].map(([c, share]) => [c, share * total]));
-    const effects = [...result.removalEffects].map(([c, e]) => `${c} ${round(e)}`).join(', ');
-    return { credit: withUnattributed(credit, completing ? j.none.completed : j.none.entered), text: `${name}: P = ${round(result.conversionProbability)}; removal effects: ${effects}.` };
+    return { credit: withUnattributed(credit, completing ? j.none.completed : j.none.entered), text: `${name}: ${describeRemovalEffects(result, completing ? 'completing' : 'entering')}` };
   };
   const entered = column(false, used.entered);
   const completed = column(true, used.completed);
@@ -107,10 +101,7 @@ export function funnelShapley(j: FunnelJourneys, excludeDirect: boolean): Funnel
   const result = used.entered > 0 ? shapleyCredits(j.sets.map((s) => ({ channels: s.channels, conversions: s.entered, value: s.completed }))) : null;
   const method = 'shapley: the Shapley value of each channel in the game whose coalition value is the people whose journey\'s channels all lie within the coalition: those who entered (entered) and those who completed (completed); each column sums to its people with a touch, and completed never exceeds entered on a row.';
   if (!result) return { entered: null, completed: null, definition: `${method} ${used.text} null: no person with a touch entered, so every coalition is worth nothing.` };
-  const k = result.credits.size;
-  const how = result.exact
-    ? `Exact: all ${2 ** k} coalitions of the ${plural(k, 'channel')} enumerated (exact up to ${SHAPLEY_EXACT_MAX_CHANNELS} channels).`
-    : `Not exact: ${k} channels is more than ${SHAPLEY_EXACT_MAX_CHANNELS}, so the values are the mean marginal worth over ${result.permutations} random channel orderings (fixed seed). With ${SAMPLED_CONFIDENCE * 100}% confidence for all channels at once, each channel's entered is within: ${[...(result.errorBounds ?? new Map<string, number>())].map(([c, b]) => `${c} ±${round(b)}`).join(', ')}; its completed within the same fraction of the completed people whose journey contains it.`;
+  const how = describeShapleyAccuracy(result, { first: 'entered people', second: 'completed people' });
   const entered = withUnattributed(new Map([...result.credits].map(([c, v]) => [c, v.conversions])), j.none.entered);
   const completed = used.completed > 0 ? withUnattributed(new Map([...result.credits].map(([c, v]) => [c, v.value])), j.none.completed) : null;
   const completedText = completed ? '' : ' completed: null, no person with a touch completed, so every coalition is worth nothing.';

@@ -67,7 +67,6 @@ export async function computeBreakdown(
 
   const entered = new Map<AttributionModelName, Column>();
   const completed = new Map<AttributionModelName, Column>();
-  let totals = { entered: 0, completed: 0 };
   rules.forEach((model, i) => {
     const e = new Map<string, number>();
     const c = new Map<string, number>();
@@ -79,12 +78,11 @@ export async function computeBreakdown(
     entered.set(model, e);
     completed.set(model, c);
   });
-  const totalRow = ruleRows.find((r) => r['value'] === TOTAL_MARK);
-  if (totalRow) totals = { entered: Math.round(Number(totalRow['e0'] ?? 0)), completed: Math.round(Number(totalRow['c0'] ?? 0)) };
-
   const journeys = journeysOf(journeyRows);
   const answers = funnelDataDriven(journeys, dataDriven, request.excludeDirect);
-  if (!totalRow) totals = journeys.totals;
+  // The people who entered and completed: the rule query's TOTAL_MARK row, else the journeys' count.
+  const totalRow = ruleRows.find((r) => r['value'] === TOTAL_MARK);
+  const totals = totalRow ? { entered: Math.round(Number(totalRow['e0'] ?? 0)), completed: Math.round(Number(totalRow['c0'] ?? 0)) } : journeys.totals;
   const relabel = (column: Map<string, number> | null): Column => (column ? [...column].reduce((m, [v, n]) => add(m, label(v), n), new Map<string, number>()) : null);
   for (const [model, answer] of answers) {
     entered.set(model, relabel(answer.entered));

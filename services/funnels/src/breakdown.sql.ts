@@ -5,6 +5,7 @@
 // - rule credit (`ruleCreditSql`): each model's weight of each touch, summed per dimension value;
 // - journeys (`journeysSql`), for markov and shapley: the counted transitions and channel sets of
 //   those touch sequences, which breakdown.data-driven.ts turns into credit.
+import { START } from '@sightline/credit-models';
 import { DIRECT_CHANNEL, type RuleModelName } from '@sightline/proto-schemas';
 import type { FunnelDefinition } from './definition';
 import {
@@ -46,8 +47,8 @@ const MODEL_WEIGHTS: Record<RuleModelName, string> = {
 /** A row value marking the totals row of a breakdown (a NUL cannot be a dimension value). */
 export const TOTAL_MARK = '\u0000total';
 const TOTAL_SQL = TOTAL_MARK.replace('\u0000', '\\0');
-/** The journey chain's first state and the state after a journey's last touch (no channel has a NUL). */
-export const JOURNEY_START = '\u0000start';
+/** The chain's first state (credit-models' START) and the state after a journey's last touch (no channel has a NUL). */
+export const JOURNEY_START = START;
 export const JOURNEY_END = '\u0000end';
 
 /**

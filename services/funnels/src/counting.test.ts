@@ -404,7 +404,7 @@ describe('data-driven breakdown', () => {
     }
     const definitions = r.meta['definitions'] as Record<string, string>;
     expect(definitions['markov']).toMatch(/removal effect/);
-    expect(definitions['markov']).toMatch(/3 entered persons with a touch, 2 of whom completed/);
+    expect(definitions['markov']).toMatch(/3 of the people who entered had a touch, 2 of them completed/);
     expect(definitions['shapley']).toMatch(/Exact: all 4 coalitions of the 2 channels enumerated/);
   });
 

@@ -1,9 +1,9 @@
 // markov and shapley for GET /metrics: reads the window's journeys (journeys.sql.ts), computes each
 // model's credit per channel, and says in words what was used. A model that cannot answer has no
 // figures and a reason; its values are null, never zero.
-import { CONVERSION, markovFromTransitions, NULL_END, SAMPLED_CONFIDENCE, shapleyCredits, START, transitionsOf, type Transition } from '@sightline/credit-models';
+import { CONVERSION, describeRemovalEffects, describeShapleyAccuracy, markovFromTransitions, NULL_END, shapleyCredits, START, transitionsOf, type Transition } from '@sightline/credit-models';
 import type { ClickHouseStore } from '@sightline/kit';
-import { DEFAULT_LOOKBACK_DAYS, SHAPLEY_EXACT_MAX_CHANNELS, type DataDrivenModelName } from '@sightline/proto-schemas';
+import { DEFAULT_LOOKBACK_DAYS, type DataDrivenModelName } from '@sightline/proto-schemas';
 import { UNATTRIBUTED } from '../../analytics/journey-fields';
 import { convertingSetsSql, convertingTransitionsSql, nonConvertingTransitionsSql } from './journeys.sql';
 
@@ -52,7 +52,6 @@ export async function readWindowJourneys(ch: ClickHouseStore, w: DataDrivenWindo
 }
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
-const round = (n: number): string => String(Math.round(n * 1e4) / 1e4);
 
 /** Conversions and revenue without a touch: Unattributed under every model. */
 function unattributedOf(j: WindowJourneys): { conversions: number; value: number } {
@@ -79,10 +78,9 @@ export function markovAnswer(j: WindowJourneys, excludeDirect: boolean): DataDri
     return { credits: null, definition: `markov: null. No converting journey with a touch in the window, so there is no conversion probability to remove from. ${used}` };
   }
   const credits = new Map([...result.shares].map(([c, share]) => [c, { conversions: share * conversions, value: share * value }]));
-  const effects = [...result.removalEffects].map(([c, e]) => `${c} ${round(e)}`).join(', ');
   return {
     credits: withUnattributed(credits, j),
-    definition: `markov: ${method} ${used} Channels: ${plural(result.shares.size, 'channel')}; P(conversion) = ${round(result.conversionProbability)}; removal effects: ${effects}.`,
+    definition: `markov: ${method} ${used} Channels: ${plural(result.shares.size, 'channel')}; ${describeRemovalEffects(result, 'conversion')}`,
   };
 }
 
@@ -93,10 +91,7 @@ export function shapleyAnswer(j: WindowJourneys, excludeDirect: boolean): DataDr
   const method = 'Method: Shapley value of each channel in the game whose coalition value is the conversions (and revenue) of the converting journeys whose channels all lie within the coalition; credits sum to those journeys\' conversions and revenue. Conversions without a touch are Unattributed.';
   const result = shapleyCredits(touched.map((r) => ({ channels: r.path, conversions: r.conversions, value: r.value })));
   if (!result) return { credits: null, definition: `shapley: null. No converting journey with a touch in the window, so every coalition is worth nothing. ${used}` };
-  const k = result.credits.size;
-  const how = result.exact
-    ? `Exact: all ${2 ** k} coalitions of the ${plural(k, 'channel')} enumerated (exact up to ${SHAPLEY_EXACT_MAX_CHANNELS} channels).`
-    : `Not exact: ${k} channels is more than ${SHAPLEY_EXACT_MAX_CHANNELS}, so the values are the mean marginal worth over ${result.permutations} random channel orderings (fixed seed). With ${SAMPLED_CONFIDENCE * 100}% confidence for all channels at once, each channel's conversions are within: ${[...(result.errorBounds ?? new Map<string, number>())].map(([c, b]) => `${c} ±${round(b)}`).join(', ')} (Hoeffding bound: payoff of the journeys containing the channel × sqrt(ln(2k/0.05) / (2 × orderings)); revenue within the same fraction of the revenue of those journeys).`;
+  const how = describeShapleyAccuracy(result, { first: 'conversions', second: 'revenue' });
   return { credits: withUnattributed(new Map(result.credits), j), definition: `shapley: ${method} ${used} ${how}` };
 }
 
