@@ -68,11 +68,10 @@ function usedOf(j: FunnelJourneys, excludeDirect: boolean): { entered: number; c
 
 /** The chain of one outcome: `completing` ends completed journeys in conversion and the rest in null; entering ends all in conversion. */
 function chainOf(j: FunnelJourneys, completing: boolean): Transition[] {
-  return j.steps.flatMap((s): Transition[] => {
-    const from = s.from;
-    if (s.to !== JOURNEY_END) return [{ from, to: s.to, count: s.entered }];
-    if (!completing) return [{ from, to: CONVERSION, count: s.entered }];
-    return [{ from, to: CONVERSION, count: s.completed }, { from, to: NULL_END, count: s.entered - s.completed }];
+  return j.steps.flatMap(({ from, to, entered, completed }): Transition[] => {
+    if (to !== JOURNEY_END) return [{ from, to, count: entered }];
+    if (!completing) return [{ from, to: CONVERSION, count: entered }];
+    return [{ from, to: CONVERSION, count: completed }, { from, to: NULL_END, count: entered - completed }];
   });
 }
 
