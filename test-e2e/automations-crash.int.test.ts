@@ -107,6 +107,7 @@ describe('automations survives kill -9 mid-delivery (RabbitMQ + PostgreSQL + Red
     for (const to of EMAILS) expect({ to, messages: smtp.received.filter((m) => m.to.includes(to)).length }).toEqual({ to, messages: 1 });
     for (const channel of CHANNELS) expect({ channel, messages: slack.posted.filter((p) => p.channel === channel).length }).toEqual({ channel, messages: 1 });
     expect(smtp.dropped).toBeGreaterThanOrEqual(1); // an email really was cut short
+    expect(smtp.serverErrors).toEqual([]);
     const notes = (run?.['deliveries'] as Json[]).filter((d) => d['channel'] === 'chat').map((d) => d['error']);
     expect({ notes, deliveries: run?.['deliveries'] }).toEqual({ notes: expect.arrayContaining(['an earlier attempt had got through (found in the channel)']), deliveries: expect.anything() });
   }, 240_000);
