@@ -6,7 +6,7 @@ import {
   ATTRIBUTION_MODELS, DATA_DRIVEN_MODEL_NAMES, DEFAULT_LOOKBACK_DAYS, RULE_MODEL_NAMES,
   type AttributionModelName, type DataDrivenModelName, type RuleModelName,
 } from '@sightline/proto-schemas';
-import { funnelDataDriven, journeysOf, type FunnelModelAnswer, type JourneyRow } from './breakdown.data-driven';
+import { funnelDataDriven, journeysOf, type ColumnCredit, type FunnelModelAnswer, type JourneyRow } from './breakdown.data-driven';
 import { attemptsBreakdownQueries, breakdownQueries, TOTAL_MARK } from './breakdown.sql';
 import type { FunnelDefinition } from './definition';
 import type { AttemptsRef, FunnelWindow, ReadScope } from './funnel.sql';
@@ -46,9 +46,6 @@ const isDataDriven = (m: string): m is DataDrivenModelName => (DATA_DRIVEN_MODEL
 /** An empty value is reported as (none), together with any value spelled so. */
 const label = (value: unknown): string => (value === '' ? '(none)' : String(value));
 
-/** One model's column: credit by row value, or null when the model cannot answer. */
-type Column = Map<string, number> | null;
-
 const add = (column: Map<string, number>, value: string, n: number) => column.set(value, (column.get(value) ?? 0) + n);
 
 /** Breakdown of a window, from the read model's attempts (`ref`) or, while they are built, from the events. */
@@ -65,8 +62,8 @@ export async function computeBreakdown(
     queries.journeys ? ch.query<JourneyRow>(queries.journeys.sql, queries.journeys.params) : Promise.resolve([]),
   ]);
 
-  const entered = new Map<AttributionModelName, Column>();
-  const completed = new Map<AttributionModelName, Column>();
+  const entered = new Map<AttributionModelName, ColumnCredit>();
+  const completed = new Map<AttributionModelName, ColumnCredit>();
   rules.forEach((model, i) => {
     const e = new Map<string, number>();
     const c = new Map<string, number>();
@@ -83,7 +80,7 @@ export async function computeBreakdown(
   // The people who entered and completed: the rule query's TOTAL_MARK row, else the journeys' count.
   const totalRow = ruleRows.find((r) => r['value'] === TOTAL_MARK);
   const totals = totalRow ? { entered: Math.round(Number(totalRow['e0'] ?? 0)), completed: Math.round(Number(totalRow['c0'] ?? 0)) } : journeys.totals;
-  const relabel = (column: Map<string, number> | null): Column => (column ? [...column].reduce((m, [v, n]) => add(m, label(v), n), new Map<string, number>()) : null);
+  const relabel = (column: ColumnCredit): ColumnCredit => (column ? [...column].reduce((m, [v, n]) => add(m, label(v), n), new Map<string, number>()) : null);
   for (const [model, answer] of answers) {
     entered.set(model, relabel(answer.entered));
     completed.set(model, relabel(answer.completed));
@@ -106,7 +103,7 @@ export async function computeBreakdown(
   const out: BreakdownRow[] = kept.map((r) => ({ value: r.value, models: countsOf(r.e, r.c) }));
   if (folded.length > 0) {
     // A column that cannot answer stays null on Other too.
-    const fold = (column: Map<AttributionModelName, Column>, pick: (r: (typeof rows)[number]) => (number | null)[]) =>
+    const fold = (column: Map<AttributionModelName, ColumnCredit>, pick: (r: (typeof rows)[number]) => (number | null)[]) =>
       models.map((m, i) => (column.get(m) === null ? null : folded.reduce((s, r) => s + (pick(r)[i] ?? 0), 0)));
     out.push({ value: 'Other', other: true, models: countsOf(fold(entered, (r) => r.e), fold(completed, (r) => r.c)) });
   }
