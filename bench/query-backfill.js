@@ -5,24 +5,13 @@
 // traffic rows, and the journeys of every conversion the sessions reach) before each message
 // settles, so the time until the last message settles is the time the read model takes to catch up.
 const { randomUUID } = require('node:crypto');
+const { Rng } = require('@sightline/datagen');
 const profile = require('./query-profile');
 
 const EVENTS_PER_MESSAGE = 500;
 const IN_FLIGHT = 32;
 const HITS_PER_SESSION = 5;
 const MINUTE = 60_000;
-
-/** A small deterministic generator (mulberry32), so a size always gives the same backfill. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function pick(rand, weighted) {
   const total = weighted.reduce((s, [, w]) => s + w, 0);
@@ -33,7 +22,9 @@ function pick(rand, weighted) {
 
 /** The sessions' hits, one message's worth at a time. */
 function* messages({ website, identities, start, end, events, seed }) {
-  const rand = random(seed);
+  // datagen's seeded generator, so a size always gives the same backfill.
+  const rng = new Rng(seed);
+  const rand = () => rng.float();
   const channels = profile.CHANNELS.map((c) => [c, c.later]);
   let batch = [];
   for (let made = 0; made < events; made += HITS_PER_SESSION) {
