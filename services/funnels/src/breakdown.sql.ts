@@ -6,12 +6,22 @@
 // - journeys (`journeysSql`), for markov and shapley: the counted transitions and channel sets of
 //   those touch sequences, which breakdown.data-driven.ts turns into credit.
 import { START } from '@sightline/credit-models';
-import { DIRECT_CHANNEL, type RuleModelName } from '@sightline/proto-schemas';
+import { DEFAULT_LOOKBACK_DAYS, DIRECT_CHANNEL, type RuleModelName } from '@sightline/proto-schemas';
 import type { FunnelDefinition } from './definition';
 import {
-  HALF_LIFE_MS, IDENTIFIED_CTE, KEY_MASK, LOOKBACK_MS, needsIdentified, Params, peopleSql, personFilter, REVENUE_FACTS_CTE, ROOTS_CTE, TOUCH_COLUMNS,
+  DAY_MS, IDENTIFIED_CTE, KEY_MASK, needsIdentified, Params, peopleSql, personFilter, REVENUE_FACTS_CTE, ROOTS_CTE,
   type AttemptsRef, type CompiledQuery, type FunnelWindow, type ReadScope,
 } from './funnel.sql';
+
+/** A journey's touches: sessions started in the lookback up to entering; time_decay halves every 7 days. */
+const LOOKBACK_MS = DEFAULT_LOOKBACK_DAYS * DAY_MS;
+const HALF_LIFE_MS = 7 * DAY_MS;
+/** Session columns the breakdown reads, by dimension name. */
+const TOUCH_COLUMNS: Record<string, string> = {
+  channel: 'channel', source: 'source', medium: 'medium', campaign: 'campaign', utm_term: 'utm_term', utm_content: 'utm_content',
+  referrer_domain: 'referrer_domain', landing_page: 'landing_page', country: 'country', region: 'region', city: 'city',
+  device_type: 'device_type', browser: 'browser', operating_system: 'operating_system',
+};
 
 /** What a breakdown read computes. */
 export interface BreakdownAsk {

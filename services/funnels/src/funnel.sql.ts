@@ -5,18 +5,15 @@
 // Two ways to answer (README "Read model"):
 // - from the read model (`attemptsStepsQuery`; breakdown.sql.ts for breakdowns): the funnel's stored
 //   attempts that entered in the window, each person's best one (max of `pick`), aggregated;
-// - from the events (`stepsQuery`, `breakdownQuery`), while a funnel's attempts are being built:
+// - from the events (`stepsQuery`; `peopleSql` for breakdowns), while a funnel's attempts are being built:
 //   the events of the scanned range that can fill a step and the revenue facts, each with a bit
 //   mask of the steps it satisfies, grouped into one time-ordered array per person (identity merges
 //   applied through identity_roots), one pass over each array finding the person's furthest attempt.
 // Both give the same answer (the differential and property tests hold both to the oracle).
-import { DEFAULT_LOOKBACK_DAYS } from '@sightline/proto-schemas';
 import { isRevenueStep, type BehaviouralConditions, type FilterDimension, type FunnelDefinition } from './definition';
 import { globToLike } from './glob';
 
 export const DAY_MS = 86_400_000;
-export const LOOKBACK_MS = DEFAULT_LOOKBACK_DAYS * DAY_MS;
-export const HALF_LIFE_MS = 7 * DAY_MS;
 /** Bit of an event mask set when the event passes the audience filter (steps use bits 0..9). */
 export const EVENT_ENTRY_BIT = 15;
 const STEP_BITS = 1023;
@@ -50,13 +47,6 @@ const FILTER_COLUMNS: Record<Exclude<FilterDimension, 'identified'>, string> = {
   device_type: 'device_type', browser: 'browser', operating_system: 'operating_system', page: 'page', hostname: 'hostname',
   page_title: 'page_title', event_name: 'event_name', event_type: 'event_type',
 };
-/** Session columns the breakdown reads, by dimension name. */
-export const TOUCH_COLUMNS: Record<string, string> = {
-  channel: 'channel', source: 'source', medium: 'medium', campaign: 'campaign', utm_term: 'utm_term', utm_content: 'utm_content',
-  referrer_domain: 'referrer_domain', landing_page: 'landing_page', country: 'country', region: 'region', city: 'city',
-  device_type: 'device_type', browser: 'browser', operating_system: 'operating_system',
-};
-
 export class Params {
   readonly values: Record<string, unknown> = {};
   private n = 0;
