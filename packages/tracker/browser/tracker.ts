@@ -13,6 +13,13 @@ interface SightlineApi {
 
 type TrackerWindow = Window & { sightline?: SightlineApi; doNotTrack?: string };
 
+/** Sends a hit may have (the first included) before it is dropped. */
+const MAX_ATTEMPTS = 5;
+/** Hits that may wait in the page; beyond it the oldest are dropped. */
+const MAX_QUEUED = 100;
+/** The collect endpoint's bound on hits per request. */
+const MAX_PER_REQUEST = 50;
+
 ((w: TrackerWindow, d: Document, nav: Navigator, loc: Location) => {
   const stub = w.sightline;
   if (stub && stub.l) return;
@@ -53,28 +60,48 @@ type TrackerWindow = Window & { sightline?: SightlineApi; doNotTrack?: string };
     (loc.protocol == 'https:' ? '; Secure' : '') +
     (domain ? '; domain=' + domain : '');
 
-  let queue: CollectEvent[] = [];
+  // Hits waiting to be sent, each with the attempts it has had. Sends go by fetch so the answer can be read:
+  // a 429, a 5xx or a network failure puts the hits back (at most MAX_ATTEMPTS tries and MAX_QUEUED hits,
+  // the oldest dropped first) and the next send waits for Retry-After, or 1, 2, 4, 8 s, plus up to half
+  // again of jitter. On unload whatever waits goes by sendBeacon, which cannot see the answer: the last try.
+  let queue: [CollectEvent, number][] = [];
   let timer: ReturnType<typeof setTimeout> | 0 = 0;
+  /** Set while a retry is scheduled: new hits wait for it rather than meet the same refusal. */
+  let backoff: 0 | 1 = 0;
   let referrer: string | null = d.referrer || null;
   let pageUrl = loc.href;
   let pageKey = loc.pathname + loc.search;
 
-  const flush = () => {
-    clearTimeout(timer);
-    timer = 0;
-    if (!queue.length) return;
-    // Routers often set the title just after pushState: a pageview still on the current URL takes it now.
-    for (const event of queue) if (event.type == 'pageview' && event.url == loc.href) event.title = d.title;
-    const payload: CollectPayload = { site, aid, events: queue };
-    const body = JSON.stringify(payload);
-    queue = [];
+  const post = (batch: [CollectEvent, number][], unload?: 1) => {
+    const payload: CollectPayload = { site, aid, events: batch.map((item) => item[0]) };
     // A string body goes out as text/plain;charset=UTF-8: a "simple" request, so no CORS preflight.
+    const body = JSON.stringify(payload);
     try {
-      if (nav.sendBeacon && nav.sendBeacon(endpoint, body)) return;
+      if (unload && nav.sendBeacon && nav.sendBeacon(endpoint, body)) return;
     } catch (_) {
       // sendBeacon can throw on a bad URL or a body over its quota: fall through to fetch.
     }
-    fetch(endpoint, { method: 'POST', body, keepalive: true, mode: 'no-cors' }).catch(() => {});
+    const retry = (seconds?: number) => {
+      for (const item of batch) item[1]++;
+      queue = batch.filter((item) => item[1] < MAX_ATTEMPTS).concat(queue).slice(-MAX_QUEUED);
+      clearTimeout(timer);
+      backoff = 1;
+      timer = setTimeout(flush, (seconds! * 1e3 || 500 * 2 ** batch[0]![1]) * (1 + Math.random() / 2));
+    };
+    // keepalive lets a send outlive the page; CORS mode (the collect endpoint allows the page's origin) lets
+    // the status and the exposed Retry-After be read.
+    fetch(endpoint, { method: 'POST', body, keepalive: true }).then(
+      (res) => (res.status == 429 || res.status > 499) && retry(+res.headers.get('retry-after')!),
+      () => retry(),
+    );
+  };
+
+  const flush = (unload?: 1) => {
+    clearTimeout(timer);
+    timer = backoff = 0;
+    // Routers often set the title just after pushState: a pageview still on the current URL takes it now.
+    for (const [event] of queue) if (event.type == 'pageview' && event.url == loc.href) event.title = d.title;
+    while (queue.length) post(queue.splice(0, MAX_PER_REQUEST), unload);
   };
 
   // Only flat primitive values leave the page; anything nested is dropped rather than guessed at.
@@ -107,8 +134,8 @@ type TrackerWindow = Window & { sightline?: SightlineApi; doNotTrack?: string };
     };
     if (email) event.email = email;
     if (sig) event.sig = sig;
-    queue.push(event);
-    if (now) flush();
+    if (queue.push([event, 0]) > MAX_QUEUED) queue.shift();
+    if (now && !backoff) flush();
     else if (!timer) timer = setTimeout(flush, 0);
   };
 
@@ -154,10 +181,10 @@ type TrackerWindow = Window & { sightline?: SightlineApi; doNotTrack?: string };
     true,
   );
 
-  // The last moment a page is guaranteed to run: send whatever is still queued.
-  w.addEventListener('pagehide', flush);
+  // The last moment a page is guaranteed to run: whatever still waits, retries included, goes by beacon.
+  w.addEventListener('pagehide', () => flush(1));
   d.addEventListener('visibilitychange', () => {
-    if (d.visibilityState == 'hidden') flush();
+    if (d.visibilityState == 'hidden') flush(1);
   });
 
   const run = (command: unknown, ...args: unknown[]) => {

@@ -86,9 +86,11 @@ describe('tracker in Chromium', () => {
     expect(cookie?.value).toMatch(UUID_V4);
     expect(Math.abs((cookie?.expires ?? 0) - (Date.now() / 1000 + YEAR_SECONDS))).toBeLessThan(120);
 
-    // text/plain beacons are CORS-simple: no preflight ever reaches the collect origin.
+    // Sent by fetch in CORS mode (so the answer can be read), text/plain so CORS-simple: no preflight
+    // ever reaches the collect origin.
     const hit = recorder.hits.find((h) => h.payload.aid === aid);
     expect(hit?.contentType).toMatch(/^text\/plain/);
+    expect(hit?.mode).toBe('cors');
     expect(recorder.preflights).toBe(0);
   });
 
@@ -212,7 +214,7 @@ describe('tracker in Chromium', () => {
     expect(v3.aid).not.toBe(v1.aid);
   });
 
-  it('falls back to fetch(keepalive, no-cors) when sendBeacon is missing', async () => {
+  it('sends by fetch whether or not sendBeacon exists (the beacon is only for unload)', async () => {
     const context = await newContext();
     await context.addInitScript('Object.defineProperty(Navigator.prototype, "sendBeacon", { value: undefined })');
     const page = await context.newPage();
@@ -220,7 +222,9 @@ describe('tracker in Chromium', () => {
     expect(await page.evaluate('typeof navigator.sendBeacon')).toBe('undefined');
     await recorder.waitForEvent((e) => e.type === 'pageview' && e.url === site.url('/no-beacon'), 'the fetch pageview');
     const aid = await aidOf(context);
-    expect(recorder.hits.find((h) => h.payload.aid === aid)?.contentType).toMatch(/^text\/plain/);
+    const hit = recorder.hits.find((h) => h.payload.aid === aid);
+    expect(hit?.contentType).toMatch(/^text\/plain/);
+    expect(hit?.mode).toBe('cors');
     expect(recorder.preflights).toBe(0);
   });
 

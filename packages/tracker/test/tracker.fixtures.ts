@@ -1,4 +1,5 @@
-// Test fixtures for driving t.js in real Chromium: a collect recorder (serves t.js, records POST /collect),
+// Test fixtures for driving t.js in real Chromium: a collect recorder (serves t.js, records POST /collect,
+// answers CORS as the gateway does, and can be told to refuse requests),
 // a small website with the script tag and a pushState SPA, and a Chromium launcher. Exported so the
 // gateway's end-to-end test can reuse the site and launcher against the real collect endpoint.
 import { existsSync } from 'node:fs';
@@ -53,7 +54,8 @@ function readBody(req: http.IncomingMessage): Promise<string> {
   });
 }
 
-async function waitUntil<T>(find: () => T | undefined, what: string, timeoutMs: number): Promise<T> {
+/** Polls `find` every 25 ms until it returns a value; throws naming `what` after `timeoutMs`. */
+export async function waitUntil<T>(find: () => T | undefined, what: string, timeoutMs: number): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const found = find();
@@ -68,7 +70,23 @@ export interface RecordedHit {
   raw: string;
   contentType: string | undefined;
   payload: CollectPayload;
+  /** The request's Sec-Fetch-Mode: `cors` for the tracker's fetch, `no-cors` for a beacon. */
+  mode: string | undefined;
+  /** When it arrived (ms since the epoch). */
+  at: number;
+  /** The status it was answered with. */
+  status: number;
 }
+
+/** How the recorder answers a POST /collect; the default is 202. */
+export interface CollectAnswer {
+  /** 0 drops the connection without an answer: a network failure for the browser. */
+  status: number;
+  headers?: Record<string, string>;
+}
+
+/** Decides the answer to each POST /collect, given the request and how many came before it. */
+export type CollectResponder = (hit: Omit<RecordedHit, 'status'>, index: number) => CollectAnswer | undefined;
 
 /** An event with the site and anonymous id of the hit that carried it. */
 export type RecordedEvent = CollectEvent & { site: string; aid: string };
@@ -80,7 +98,10 @@ export interface CollectRecorder {
   scriptUrl: string;
   /** A page on this (other) hostname, the target of the test site's outbound link. */
   outboundUrl: string;
+  /** The requests answered 2xx: what was collected. */
   hits: RecordedHit[];
+  /** The requests answered otherwise (the `respond` option's refusals). */
+  refused: RecordedHit[];
   /** CORS preflights seen; the protocol is built so there are none. */
   preflights: number;
   events(filter?: (event: RecordedEvent) => boolean): RecordedEvent[];
@@ -88,11 +109,18 @@ export interface CollectRecorder {
   close(): Promise<void>;
 }
 
-/** Serves t.js (a fresh bundle of the source unless `script` is given) and records POST /collect. */
-export async function startCollectRecorder(options: { script?: string; host?: string } = {}): Promise<CollectRecorder> {
+/**
+ * Serves t.js (a fresh bundle of the source unless `script` is given) and records POST /collect. Like the
+ * gateway, a collect answer lets the page's origin read it (Access-Control-Allow-Origin, and Retry-After
+ * exposed); `respond` may refuse requests (e.g. 503 with Retry-After), which are kept in `refused`.
+ */
+export async function startCollectRecorder(
+  options: { script?: string; host?: string; respond?: CollectResponder } = {},
+): Promise<CollectRecorder> {
   const script = options.script ?? (await bundleTracker());
   const host = options.host ?? '127.0.0.1';
   const hits: RecordedHit[] = [];
+  const refused: RecordedHit[] = [];
   const state = { preflights: 0 };
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -102,14 +130,24 @@ export async function startCollectRecorder(options: { script?: string; host?: st
     } else if (req.method === 'GET' && path === TRACKER_SCRIPT_PATH) {
       res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-store' }).end(script);
     } else if (req.method === 'POST' && path === COLLECT_PATH) {
+      const cors: Record<string, string> = req.headers.origin
+        ? { 'access-control-allow-origin': req.headers.origin, vary: 'Origin', 'access-control-expose-headers': 'Retry-After' }
+        : {};
+      const at = Date.now();
       readBody(req).then(
         (raw) => {
+          let payload: CollectPayload;
           try {
-            hits.push({ raw, contentType: req.headers['content-type'], payload: JSON.parse(raw) as CollectPayload });
-            res.writeHead(202).end();
+            payload = JSON.parse(raw) as CollectPayload;
           } catch {
-            res.writeHead(400).end();
+            res.writeHead(400, cors).end();
+            return;
           }
+          const hit = { raw, contentType: req.headers['content-type'], payload, mode: req.headers['sec-fetch-mode'] as string | undefined, at };
+          const answer = options.respond?.(hit, hits.length + refused.length) ?? { status: 202 };
+          (answer.status > 0 && answer.status < 300 ? hits : refused).push({ ...hit, status: answer.status });
+          if (answer.status === 0) req.socket.destroy();
+          else res.writeHead(answer.status, { ...cors, ...answer.headers }).end();
         },
         () => res.writeHead(400).end(),
       );
@@ -132,6 +170,7 @@ export async function startCollectRecorder(options: { script?: string; host?: st
     scriptUrl: origin + TRACKER_SCRIPT_PATH,
     outboundUrl: `${origin}/elsewhere`,
     hits,
+    refused,
     get preflights() {
       return state.preflights;
     },

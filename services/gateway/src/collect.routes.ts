@@ -111,6 +111,8 @@ export function mountCollectRoutes(router: Router, deps: CollectDeps): void {
         // The page's origin is the website's: it may read the answer.
         res.setHeader('Access-Control-Allow-Origin', origin as string);
         res.setHeader('Vary', 'Origin');
+        // A 429 or 503 tells the tracker when to come back; a cross-origin page may read it only so.
+        res.setHeader('Access-Control-Expose-Headers', 'Retry-After');
         if (hits.length > 1) await deps.limits.admitHits('address', clientAddress(req), hits.length - 1, res, limited);
         // A replay is accountable to its key's plan; the website budget is for anonymous browser traffic.
         await deps.limits.admitHits('site', website.id, hits.length, res, limited);
