@@ -5,13 +5,24 @@ import { adminRoute as route, ProblemError } from '@sightline/kit';
 import type { AccountsAdmin } from './accounts-admin';
 import type { AccountsRepo } from './accounts.repo';
 import type { Authenticator } from './auth';
+import type { QuotaLedger } from './quota-ledger';
 
 export function mountAdminRoutes(
   router: Router,
-  deps: { admin: AccountsAdmin; repo: AccountsRepo; auth: Authenticator },
+  deps: { admin: AccountsAdmin; repo: AccountsRepo; auth: Authenticator; ledger: QuotaLedger },
 ): void {
   const { admin, repo } = deps;
-  router.get('/workspaces', route(async () => ({ status: 200, body: { data: await repo.listWorkspaces() } })));
+  // Each workspace with its requests this month (UTC) as stored durably: the KV counter's figure at
+  // the last flush (at most ~2 s behind), `as_of` when it was written (null: none counted yet).
+  router.get('/workspaces', route(async () => {
+    const month = new Date().toISOString().slice(0, 7);
+    const [workspaces, usage] = await Promise.all([repo.listWorkspaces(), deps.ledger.usage(month)]);
+    const data = workspaces.map((w) => {
+      const stored = usage.get(w.id);
+      return { ...w, quota_usage: { month, requests: stored?.used ?? 0, as_of: stored?.updatedAt ?? null } };
+    });
+    return { status: 200, body: { data } };
+  }));
   router.post('/workspaces', route(async (req) => ({ status: 201, body: await admin.createWorkspace(req.body ?? {}) })));
   router.get('/workspaces/:id/websites', route(async (req) => ({ status: 200, body: { data: await repo.listWebsites(String(req.params['id'])) } })));
   router.post('/workspaces/:id/websites', route(async (req) => ({ status: 201, body: await admin.addWebsite(String(req.params['id']), req.body ?? {}) })));

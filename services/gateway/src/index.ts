@@ -1,6 +1,6 @@
 // The gateway module: auth, scopes, limits, problem documents and routing for the public API,
 // plus the operator API on the admin port. It owns workspaces, websites and keys (Postgres) and
-// the limit counters (KV).
+// the limit counters (KV, the monthly counts also kept in Postgres).
 import { join } from 'node:path';
 import { defineModule, requestIdMiddleware, type RunnableModule } from '@sightline/kit';
 import { openApiDocument } from '@sightline/proto-schemas';
@@ -19,6 +19,7 @@ import { Limits } from './limits';
 import { localHandlers } from './local-handlers';
 import { createGatewayMetrics, registerCacheGauges } from './metrics';
 import { operationsOf, type OpenApiDocumentShape } from './operations';
+import { QuotaLedger } from './quota-ledger';
 import { RequestValidator } from './request-validation';
 import { SiteDirectory } from './site-directory';
 
@@ -36,7 +37,8 @@ export function createGatewayModule(options: GatewayOptions): RunnableModule {
       const auth = new Authenticator(repo);
       const admin = new AccountsAdmin(repo, ctx.bus);
       const document = openApiDocument as unknown as OpenApiDocumentShape;
-      const limits = new Limits(ctx.kv, ctx.settings.rpcTimeoutMs * 2);
+      const ledger = new QuotaLedger(ctx.postgres, ctx.logger);
+      const limits = new Limits(ctx.kv, ctx.settings.rpcTimeoutMs * 2, { ledger });
       const metrics = createGatewayMetrics(ctx.metrics);
       const sites = new SiteDirectory(repo);
       registerCacheGauges(ctx.metrics, { sites: () => sites.size, keys: () => auth.cachedKeys });
@@ -71,12 +73,17 @@ export function createGatewayModule(options: GatewayOptions): RunnableModule {
           mountFallbacks(router, { publicUrl, logger: ctx.logger, auth, limits, metrics });
         },
         adminRoutes(router) {
-          mountAdminRoutes(router, { admin, repo, auth });
+          mountAdminRoutes(router, { admin, repo, auth, ledger });
         },
         async start() {
+          ledger.start();
           if (options.demo && ctx.settings.embedded) {
             await ensureDemoWorkspace({ repo, admin, dataDir: ctx.settings.dataDir, publicUrl: ctx.settings.publicUrl, logger: ctx.logger });
           }
+        },
+        async stop() {
+          // Public requests have drained by now: the counts they made are written before the stores close.
+          await ledger.stop();
         },
       };
     },

@@ -1,9 +1,11 @@
 // Per-workspace limits: requests per minute by plan, a monthly quota, and at most four analytics
 // queries in flight. Counters live in the KV store (Redis or in-memory), so they are exact across
-// concurrent requests and, on Redis, across gateway replicas.
+// concurrent requests and, on Redis, across gateway replicas. The monthly counts are also kept
+// durably (quota-ledger.ts): a KV that lost them gets them back before the next request is decided.
 import type { Response } from 'express';
 import { ProblemError, type KvStore, type RateLimitResult, type SemaphoreLease } from '@sightline/kit';
 import { CONCURRENT_ANALYTICS_QUERIES, PLANS, UNAUTHENTICATED_REQUESTS_PER_MINUTE } from '@sightline/proto-schemas';
+import type { QuotaLedger } from './quota-ledger';
 
 export { CONCURRENT_ANALYTICS_QUERIES };
 /** Requests per minute for callers that are not yet authenticated, per client address. */
@@ -16,6 +18,8 @@ export const UNAUTHENTICATED_PER_MINUTE = UNAUTHENTICATED_REQUESTS_PER_MINUTE;
 export const COLLECT_HITS_PER_ADDRESS_PER_MINUTE = 1_200;
 export const COLLECT_HITS_PER_SITE_PER_MINUTE = 60_000;
 const MINUTE_MS = 60_000;
+/** A month's KV counter outlives its month by a few days. */
+const QUOTA_KEY_TTL_MS = 40 * 24 * 3600 * 1000;
 
 export interface PlanLimits {
   requestsPerMinute: number | null;
@@ -28,12 +32,38 @@ export function planLimits(plan: string): PlanLimits {
   return { requestsPerMinute: found.requests_per_minute, monthlyQuota: found.monthly_quota };
 }
 
+export interface LimitsOptions {
+  /** Keeps the monthly counts durably; without it they live in the KV only. */
+  ledger?: QuotaLedger;
+  /** A plan's limits; defaults to the plans of proto-schemas (tests pass small ones). */
+  plans?: (plan: string) => PlanLimits;
+}
+
+/** What admitting a request counted: the workspace's requests this month (UTC), this one included; null without a quota. */
+export interface Admitted {
+  monthlyUsed: number | null;
+}
+
+/** A KV counter being given back its stored count: `base` added on top of the `before` counted since it was new. */
+interface Restore {
+  base: number;
+  before: number;
+}
+
 export class Limits {
-  constructor(private readonly kv: KvStore, private readonly leaseMs: number) {}
+  private readonly ledger: QuotaLedger | undefined;
+  private readonly plans: (plan: string) => PlanLimits;
+  /** Monthly counters this replica is restoring now, by KV key. */
+  private readonly restoring = new Map<string, Promise<Restore>>();
+
+  constructor(private readonly kv: KvStore, private readonly leaseMs: number, options: LimitsOptions = {}) {
+    this.ledger = options.ledger;
+    this.plans = options.plans ?? planLimits;
+  }
 
   /** Counts one request against the workspace's minute budget and monthly quota; throws a 429 problem when spent. */
-  async admit(workspaceId: string, plan: string, res: Response, limited: (kind: string) => void): Promise<void> {
-    const limits = planLimits(plan);
+  async admit(workspaceId: string, plan: string, res: Response, limited: (kind: string) => void): Promise<Admitted> {
+    const limits = this.plans(plan);
     if (limits.requestsPerMinute !== null) {
       const rate = await this.kv.consumeRate(`rate:ws:${workspaceId}`, limits.requestsPerMinute, MINUTE_MS);
       setRateHeaders(res, rate);
@@ -49,8 +79,7 @@ export class Limits {
       setRateHeaders(res, { allowed: true, limit: 1_000_000, remaining: 1_000_000, resetMs: MINUTE_MS });
     }
     if (limits.monthlyQuota !== null) {
-      const month = new Date().toISOString().slice(0, 7);
-      const used = await this.kv.incrBy(`quota:ws:${workspaceId}:${month}`, 1, 40 * 24 * 3600 * 1000);
+      const used = await this.countMonth(workspaceId, new Date().toISOString().slice(0, 7));
       if (used > limits.monthlyQuota) {
         limited('quota-exceeded');
         const retryAfter = seconds(msUntilNextMonth());
@@ -60,6 +89,47 @@ export class Limits {
           headers: { 'Retry-After': String(retryAfter) },
         });
       }
+      return { monthlyUsed: used };
+    }
+    return { monthlyUsed: null };
+  }
+
+  /**
+   * Counts one request in the workspace's month on the KV (one round trip) and answers the month's
+   * count. A counter that answers exactly 1 was new: the first request of the month, or a KV that
+   * lost its data. Then the stored count (if any) is added to it (one more round trip) before this
+   * request is decided, so the allowance goes on from where it was.
+   */
+  private async countMonth(workspaceId: string, month: string): Promise<number> {
+    const key = `quota:ws:${workspaceId}:${month}`;
+    const answered = await this.kv.incrBy(key, 1, QUOTA_KEY_TTL_MS);
+    if (!this.ledger) return answered;
+    let used = answered;
+    if (answered === 1) {
+      used = 1 + (await this.restore(this.ledger, key, workspaceId, month)).base;
+    } else {
+      // Counted on the new counter before this replica added the stored count back: that count is ours too.
+      const restoring = this.restoring.get(key);
+      const restored = restoring ? await restoring.catch(() => null) : null;
+      if (restored && answered <= restored.before) used = answered + restored.base;
+    }
+    this.ledger.record(workspaceId, month, used);
+    return used;
+  }
+
+  private async restore(ledger: QuotaLedger, key: string, workspaceId: string, month: string): Promise<Restore> {
+    const pending = (async (): Promise<Restore> => {
+      const base = await ledger.restorable(workspaceId, month);
+      if (base <= 0) return { base: 0, before: 0 };
+      // Requests answered up to `total - base` were counted before the base was added.
+      const total = await this.kv.incrBy(key, base, QUOTA_KEY_TTL_MS);
+      return { base, before: total - base };
+    })();
+    this.restoring.set(key, pending);
+    try {
+      return await pending;
+    } finally {
+      if (this.restoring.get(key) === pending) this.restoring.delete(key);
     }
   }
 
