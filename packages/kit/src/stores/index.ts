@@ -7,12 +7,14 @@ import { createClickHouseStore } from './clickhouse-store';
 import { assertIdentifier } from './identifiers';
 import { createMemoryKv } from './memory-kv';
 import { openPglite, type PgliteHandle } from './pglite-store';
-import { createPostgresStore } from './postgres-store';
+import { createPostgresStore, type PostgresPoolSettings } from './postgres-store';
 import { createRedisKv } from './redis-kv';
 import type { ClickHouseStore, KvStore, SqlStore } from './types';
 
 export interface StoreProviderOptions {
   postgresUrl?: string;
+  /** Each PostgreSQL pool's size, timeouts and keep-alive (config.postgresPool); unset ones take the defaults. */
+  postgresPool?: Partial<PostgresPoolSettings>;
   clickhouseUrl?: string;
   redisUrl?: string;
   /** Where embedded stores keep their files; omitted means in memory / a per-process temp dir. */
@@ -62,7 +64,7 @@ export function createStoreProvider(options: StoreProviderOptions): StoreProvide
 
   const openSql = async (schema: string): Promise<SqlStore> => {
     if (options.postgresUrl) {
-      return createPostgresStore({ url: options.postgresUrl, schema, logger: options.logger });
+      return createPostgresStore({ ...options.postgresPool, url: options.postgresUrl, schema, logger: options.logger });
     }
     if (!pglite) {
       pglite = openPglite(options.dataDir ? join(options.dataDir, 'pglite') : undefined);
@@ -133,6 +135,6 @@ export { createChdbStore, defaultChdbPath } from './chdb-store';
 export { createClickHouseStore } from './clickhouse-store';
 export { createMemoryKv } from './memory-kv';
 export { openPglite } from './pglite-store';
-export { createPostgresStore } from './postgres-store';
+export { createPostgresStore, POSTGRES_POOL_DEFAULTS, type PostgresPoolSettings } from './postgres-store';
 export { createRedisKv } from './redis-kv';
 export { runClickHouseMigrations, runSqlMigrations } from './migrations';

@@ -7,12 +7,35 @@ import { assertIdentifier } from './identifiers';
 import { sqlTextParsers } from './sql-types';
 import type { SqlExecutor, SqlResult, SqlStore } from './types';
 
-export interface PostgresStoreOptions {
+/** How each schema's pool connects (the SIGHTLINE_POSTGRES_* variables, see loadConfig). */
+export interface PostgresPoolSettings {
+  /** Most connections the pool opens (one pool per schema, so per service). */
+  size: number;
+  /** Longest wait for a connection, a free pool slot and connecting included; 0 waits forever. */
+  connectTimeoutMs: number;
+  /** The server's `statement_timeout` for every statement on the pool's connections; 0: none. */
+  statementTimeoutMs: number;
+  /** An unused connection is closed after this long; 0 keeps it open. */
+  idleTimeoutMs: number;
+  /** TCP keep-alive probes on every connection (from 10 s idle), so a server gone without a word is noticed. */
+  keepAlive: boolean;
+}
+
+export const POSTGRES_POOL_DEFAULTS: Readonly<PostgresPoolSettings> = Object.freeze({
+  size: 10,
+  connectTimeoutMs: 30000,
+  statementTimeoutMs: 0,
+  idleTimeoutMs: 10000,
+  keepAlive: true,
+});
+
+/** Idle time before the first keep-alive probe (the OS default is two hours). */
+const KEEPALIVE_IDLE_MS = 10_000;
+
+export interface PostgresStoreOptions extends Partial<PostgresPoolSettings> {
   url: string;
   schema: string;
   logger?: Logger;
-  /** Pool size; defaults to 10. */
-  maxConnections?: number;
 }
 
 const customTypes = {
@@ -32,6 +55,11 @@ export function describePostgresUrl(url: string): string {
   }
 }
 
+function sqlStateOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
 function executorOf(client: pg.Pool | pg.PoolClient): SqlExecutor {
   return {
     async query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<SqlResult<T>> {
@@ -43,13 +71,25 @@ function executorOf(client: pg.Pool | pg.PoolClient): SqlExecutor {
 
 export async function createPostgresStore(options: PostgresStoreOptions): Promise<SqlStore> {
   const schema = assertIdentifier('schema', options.schema);
+  const settings: PostgresPoolSettings = { ...POSTGRES_POOL_DEFAULTS };
+  for (const key of Object.keys(settings) as (keyof PostgresPoolSettings)[]) {
+    if (options[key] !== undefined) (settings as unknown as Record<string, unknown>)[key] = options[key];
+  }
   const pool = new pg.Pool({
     connectionString: options.url,
-    max: options.maxConnections ?? 10,
+    max: settings.size,
+    connectionTimeoutMillis: settings.connectTimeoutMs,
+    idleTimeoutMillis: settings.idleTimeoutMs,
+    keepAlive: settings.keepAlive,
+    ...(settings.keepAlive ? { keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS } : {}),
+    // Sent as a startup parameter (0 is not sent: the server's own default, normally none).
+    ...(settings.statementTimeoutMs > 0 ? { statement_timeout: settings.statementTimeoutMs } : {}),
     options: `-c search_path=${schema}`,
     types: customTypes,
   });
-  // An idle client losing its connection emits here; unhandled, it would crash the process.
+  // An idle client losing its connection emits here; unhandled, it would crash the process. A
+  // checked-out client has no pool listener: transaction() gives it one while it holds it (pool.query
+  // does the same for its own checkouts).
   pool.on('error', (error) => options.logger?.warn({ err: error, schema }, 'idle postgres connection failed'));
 
   try {
@@ -72,6 +112,15 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     query: (sql, params) => poolExecutor.query(sql, params),
     async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
       const client = await pool.connect();
+      // While checked out, the client's connection errors (the server ending the session: a restart
+      // or failover, 57P01; a reset socket) come here, not to an unhandled 'error' event that would
+      // end the process. The client is then released as broken, so the pool discards it.
+      let lost: Error | undefined;
+      const onError = (error: Error): void => {
+        if (!lost) options.logger?.warn({ err: error, schema }, 'postgres connection failed during a transaction');
+        lost ??= error;
+      };
+      client.on('error', onError);
       let broken: Error | undefined;
       try {
         await client.query('BEGIN');
@@ -86,8 +135,14 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
           });
           throw error;
         }
+      } catch (error) {
+        broken ??= lost;
+        // A statement sent after the connection was lost fails with pg's "not queryable", which has
+        // no SQLSTATE; the loss itself says what happened.
+        throw lost && !sqlStateOf(error) ? lost : error;
       } finally {
-        client.release(broken);
+        client.release(broken ?? lost);
+        client.removeListener('error', onError);
       }
     },
     close() {
