@@ -4,3 +4,4 @@ export { startProcess, configFromEnvironment } from './start';
 export { SETTINGS_SECTIONS, CRM_SYNC_SETTINGS } from './settings';
 export { rebuildWebsite, rebuildLine, type RebuildJob, type RebuildOptions } from './attribution-command';
 export { rebuildFunnels, funnelsRebuildLine, type FunnelsRebuildJob, type FunnelsRebuildOptions } from './funnels-command';
+export { redriveDeadLetters, deadLetterCounts, redriveSummary, deadLettersSummary, type RedriveReport } from './bus-command';

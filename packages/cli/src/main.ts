@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { adminConnection, adminRequest } from './admin-client';
 import { registerAutomationsCommands } from './automations-command';
 import { registerAttributionCommands } from './attribution-command';
+import { registerBusCommands } from './bus-command';
 import { registerConnectionsCommands } from './connections-command';
 import { registerFunnelsCommands } from './funnels-command';
 import { registerImportCommand } from './import-command';
@@ -121,6 +122,7 @@ export async function main(argv: string[]): Promise<void> {
   registerAttributionCommands(program, conn);
   registerAutomationsCommands(program, conn);
   registerFunnelsCommands(program, conn);
+  registerBusCommands(program, conn);
 
   program
     .command('seed')

@@ -1,6 +1,7 @@
 // Process configuration: read once from the environment by the entry point, validated against one
 // schema. A bad value stops the process with a message naming the variable.
 import Ajv from 'ajv';
+import type { PostgresPoolSettings } from './stores/postgres-store';
 import type { TracingConfig } from './telemetry/tracing';
 
 const PROXY_ENTRY = '(loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(/[0-9]{1,3})?)';
@@ -17,6 +18,14 @@ const ENV_SCHEMA = {
     SIGHTLINE_DATA_DIR: { type: 'string', minLength: 1, default: './data' },
     SIGHTLINE_AMQP_URL: { type: 'string', pattern: '^amqps?://' },
     SIGHTLINE_POSTGRES_URL: { type: 'string', pattern: '^postgres(ql)?://' },
+    // Each schema's (service's) PostgreSQL pool: connections, the longest wait for one (connecting
+    // included; 0 forever), the server's statement_timeout (0: none), how long an unused connection
+    // stays open (0: always), and TCP keep-alive probes (from 10 s idle) to notice a vanished server.
+    SIGHTLINE_POSTGRES_POOL_SIZE: { type: 'integer', minimum: 1, maximum: 1000, default: 10 },
+    SIGHTLINE_POSTGRES_CONNECT_TIMEOUT_MS: { type: 'integer', minimum: 0, maximum: 600000, default: 30000 },
+    SIGHTLINE_POSTGRES_STATEMENT_TIMEOUT_MS: { type: 'integer', minimum: 0, maximum: 86400000, default: 0 },
+    SIGHTLINE_POSTGRES_IDLE_TIMEOUT_MS: { type: 'integer', minimum: 0, maximum: 86400000, default: 10000 },
+    SIGHTLINE_POSTGRES_KEEPALIVE: { enum: ['true', 'false'], default: 'true' },
     SIGHTLINE_CLICKHOUSE_URL: { type: 'string', pattern: '^https?://' },
     SIGHTLINE_REDIS_URL: { type: 'string', pattern: '^rediss?://' },
     SIGHTLINE_RPC_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 300000, default: 10000 },
@@ -48,6 +57,16 @@ const ENV_SCHEMA = {
     OTEL_BSP_SCHEDULE_DELAY: { type: 'integer', minimum: 0, maximum: 600000, default: 5000 },
     // How often the queue-depth gauges ask the broker (at most once per interval, however often scraped).
     SIGHTLINE_QUEUE_POLL_MS: { type: 'integer', minimum: 0, maximum: 600000, default: 10000 },
+    // The in-process bus (no SIGHTLINE_AMQP_URL): its queues are journalled under <data dir>/bus
+    // unless this is false (memory only: what is queued is lost when the process ends; for benchmarks).
+    SIGHTLINE_BUS_DURABLE: { enum: ['true', 'false'], default: 'true' },
+    // Most MiB of messages the in-process bus holds for its consumers; past it a request that would
+    // publish waits up to SIGHTLINE_BUS_BACKLOG_WAIT_MS for room, then is answered 503 with Retry-After.
+    SIGHTLINE_BUS_MAX_BACKLOG_MB: { type: 'integer', minimum: 1, maximum: 65536, default: 64 },
+    SIGHTLINE_BUS_BACKLOG_WAIT_MS: { type: 'integer', minimum: 0, maximum: 5000, default: 250 },
+    // On SIGTERM, how long consumers may go on with what is queued before the process exits (what is
+    // left stays in the journal). At most three quarters of SIGHTLINE_SHUTDOWN_TIMEOUT_MS, the hard stop.
+    SIGHTLINE_DRAIN_TIMEOUT_MS: { type: 'integer', minimum: 0, maximum: 600000, default: 10000 },
   },
 } as const;
 
@@ -80,6 +99,8 @@ export interface SightlineConfig {
   dataDir: string;
   amqpUrl?: string;
   postgresUrl?: string;
+  /** The PostgreSQL pools' settings (SIGHTLINE_POSTGRES_*), for createStoreProvider's postgresPool. */
+  postgresPool: PostgresPoolSettings;
   clickhouseUrl?: string;
   redisUrl?: string;
   rpcTimeoutMs: number;
@@ -97,6 +118,14 @@ export interface SightlineConfig {
   trustProxy: number | string[] | false;
   /** Least time between two reads of the queue depths from the broker, for the queue gauges. */
   queuePollMs: number;
+  /** In-process bus: journal its queues under <data dir>/bus (SIGHTLINE_BUS_DURABLE). */
+  busDurable: boolean;
+  /** In-process bus: most bytes of messages held for consumers before edge publishes are refused. */
+  busMaxBacklogBytes: number;
+  /** In-process bus: how long an edge publish waits for room before it is refused. */
+  busBacklogWaitMs: number;
+  /** On shutdown, how long consumers go on with what is queued (SIGHTLINE_DRAIN_TIMEOUT_MS, at most 3/4 of the shutdown timeout). */
+  drainTimeoutMs: number;
   /** Span export; absent: tracing is off (no SDK loaded). */
   tracing?: TracingConfig;
 }
@@ -160,6 +189,13 @@ export function loadConfig(env: Record<string, string | undefined>, sections: re
     adminPort: Number(v['SIGHTLINE_ADMIN_PORT']),
     dataDir: String(v['SIGHTLINE_DATA_DIR']),
     rpcTimeoutMs: Number(v['SIGHTLINE_RPC_TIMEOUT_MS']),
+    postgresPool: {
+      size: Number(v['SIGHTLINE_POSTGRES_POOL_SIZE']),
+      connectTimeoutMs: Number(v['SIGHTLINE_POSTGRES_CONNECT_TIMEOUT_MS']),
+      statementTimeoutMs: Number(v['SIGHTLINE_POSTGRES_STATEMENT_TIMEOUT_MS']),
+      idleTimeoutMs: Number(v['SIGHTLINE_POSTGRES_IDLE_TIMEOUT_MS']),
+      keepAlive: v['SIGHTLINE_POSTGRES_KEEPALIVE'] !== 'false',
+    },
     logLevel: String(v['SIGHTLINE_LOG_LEVEL']),
     shutdownTimeoutMs: Number(v['SIGHTLINE_SHUTDOWN_TIMEOUT_MS']),
     demo: v['SIGHTLINE_DEMO'] === 'off' ? 'off' : 'auto',
@@ -168,7 +204,13 @@ export function loadConfig(env: Record<string, string | undefined>, sections: re
     adminBindHost: String(v['SIGHTLINE_ADMIN_BIND_HOST']),
     trustProxy: trustProxyOf(str('SIGHTLINE_TRUST_PROXY')),
     queuePollMs: Number(v['SIGHTLINE_QUEUE_POLL_MS']),
+    busDurable: v['SIGHTLINE_BUS_DURABLE'] !== 'false',
+    busMaxBacklogBytes: Number(v['SIGHTLINE_BUS_MAX_BACKLOG_MB']) * 1024 * 1024,
+    busBacklogWaitMs: Number(v['SIGHTLINE_BUS_BACKLOG_WAIT_MS']),
+    drainTimeoutMs: Number(v['SIGHTLINE_DRAIN_TIMEOUT_MS']),
   };
+  // The drain leaves the stop at least a quarter of the hard-stop time to close the stores and the journal.
+  config.drainTimeoutMs = Math.min(config.drainTimeoutMs, Math.floor(config.shutdownTimeoutMs * 0.75));
   const optional: [keyof SightlineConfig, string][] = [
     ['adminToken', 'SIGHTLINE_ADMIN_TOKEN'],
     ['publicUrl', 'SIGHTLINE_PUBLIC_URL'],

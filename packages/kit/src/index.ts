@@ -33,3 +33,4 @@ export { SealError, sealingBox, type SealingBox, type SealingPurpose } from './s
 export { createOutbox, OUTBOX_MIGRATION_SQL, type Outbox, type OutboxMessage, type OutboxOptions, type OutboxPublisher } from './outbox';
 export * from './api';
 export * from './telemetry';
+export { busAdminRoutes, redriveReport, MAX_REDRIVE_PER_REQUEST, type RedriveReport } from './bus-admin';

@@ -57,7 +57,7 @@ describe('module runner', () => {
       headers: {},
     };
     // The caller is another bus client, as a gateway in another process would be.
-    const caller = await createBus({ namespace, validator: messageValidator, logger: createLogger({ level: 'silent' }) });
+    const caller = await createBus({ namespace, journalDir: join(dataDir, 'bus'), validator: messageValidator, logger: createLogger({ level: 'silent' }) });
     const reply = caller.rpc('attribution.getMetrics', request, { timeoutMs: 5000 });
     await new Promise((r) => setTimeout(r, 50));
     const stopped = proc.stop();

@@ -1,6 +1,7 @@
 // The module runner: builds what each module declared it needs, wires its RPC methods, consumers,
-// schedules and routes, and stops it all in reverse on shutdown (not ready → stop taking work →
-// drain → module stop → close stores).
+// schedules and routes, and stops it all in reverse on shutdown (not ready → new requests answered
+// 503 → in-flight requests finish → consumers work through what is queued, up to the drain
+// deadline → drain in-flight deliveries → module stop → close the bus and the stores).
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -19,7 +20,9 @@ import type { Logger } from './logger';
 import type { ModuleContext, ModuleLifecycle, RunnableModule, RuntimeSettings } from './module';
 import { ProblemError } from './errors';
 import { adminErrorHandler, adminNotFound } from './http/admin';
-import { requestIdMiddleware } from './http/request-id';
+import { busAdminRoutes } from './bus-admin';
+import { renderProblem, sendProblem } from './http/problem';
+import { requestIdMiddleware, requestIdOf } from './http/request-id';
 import { createStoreProvider, type StoreProvider } from './stores';
 import type { ClickHouseStore, KvStore, SqlStore } from './stores/types';
 import { httpSpans } from './telemetry/http-spans';
@@ -93,11 +96,17 @@ export async function startModules(options: StartOptions): Promise<RunningProces
     ...(config.postgresUrl ? { postgresUrl: config.postgresUrl } : {}),
     ...(config.clickhouseUrl ? { clickhouseUrl: config.clickhouseUrl } : {}),
     ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
+    postgresPool: config.postgresPool,
     dataDir,
     logger,
   });
+  // The in-process bus keeps its queues in a journal beside the embedded stores (unless told not to).
+  const journalDir = !config.amqpUrl && config.busDurable ? join(dataDir, 'bus') : undefined;
   const bus = await createBus({
     ...(config.amqpUrl ? { url: config.amqpUrl } : {}),
+    ...(journalDir ? { journalDir } : {}),
+    maxBacklogChars: config.busMaxBacklogBytes,
+    backlogWaitMs: config.busBacklogWaitMs,
     namespace: config.busNamespace,
     validator: messageValidator,
     logger,
@@ -113,6 +122,8 @@ export async function startModules(options: StartOptions): Promise<RunningProces
   let stopping: Promise<void> | null = null;
   const servers: Server[] = [];
   let adminServerRef: Server | null = null;
+  /** Public requests being answered now (a drain waits for them before it waits for the queues). */
+  let inflightRequests = 0;
 
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
@@ -122,11 +133,18 @@ export async function startModules(options: StartOptions): Promise<RunningProces
         process.exit(1);
       }, config.shutdownTimeoutMs);
       hardStop.unref();
-      // Stop taking new HTTP work; server.close waits for in-flight requests. The admin port stays
-      // open while modules drain, so /readyz answers 503 (draining) until the end.
+      const drainDeadline = Date.now() + config.drainTimeoutMs;
+      // New public requests are answered 503 with Retry-After from here on (the middleware below);
+      // those already in flight finish. The admin port stays open while modules drain, so /readyz
+      // answers 503 (draining) until the end.
+      while (inflightRequests > 0 && Date.now() < drainDeadline) await new Promise((r) => setTimeout(r, 10));
+      for (const s of started) for (const task of s.tasks) task.stop();
+      // Consumers go on with what is queued until the deadline; what is left stays in the bus's
+      // journal (in-process) or in RabbitMQ for the next start.
+      const left = await bus.finishQueued(Math.max(0, drainDeadline - Date.now()));
+      if (left > 0) logger.warn({ left, drainTimeoutMs: config.drainTimeoutMs }, `drain deadline reached with messages still queued; they stay ${journalDir ? 'in the bus journal' : 'queued'} for the next start`);
       await Promise.all(servers.map((s) => closeServer(s)));
       for (const s of [...started].reverse()) {
-        for (const task of s.tasks) task.stop();
         await Promise.all(s.consumers.map((c) => c.drain()));
         await s.instance.stop?.().catch((error: unknown) => logger.error({ err: error, module: s.module.name }, 'module stop failed'));
       }
@@ -146,9 +164,22 @@ export async function startModules(options: StartOptions): Promise<RunningProces
     publicApp.use(httpSpans('public'));
     // X-Forwarded-For is believed only for the proxies configured (SIGHTLINE_TRUST_PROXY); req.ip is then the client's.
     publicApp.set('trust proxy', config.trustProxy);
-    // Once stopping, keep-alive clients are told to go away, so in-flight work drains and ends.
-    publicApp.use((_req, res, next) => {
-      if (stopping) res.setHeader('Connection', 'close');
+    // Once stopping, new requests are refused with a 503 the client can retry elsewhere or later,
+    // and keep-alive clients are told to go away, so in-flight work drains and ends.
+    publicApp.use((req, res, next) => {
+      if (stopping) {
+        res.setHeader('Connection', 'close');
+        requestIdMiddleware(req, res, () => undefined);
+        const draining = new ProblemError('service-unavailable', {
+          detail: 'This Sightline process is shutting down and takes no new requests.',
+          remediation: 'Retry after Retry-After with the request unchanged; another instance, or this one after its restart, will answer.',
+          headers: { 'Retry-After': '2' },
+        });
+        sendProblem(res, renderProblem(draining, requestIdOf(res), settings.publicUrl));
+        return;
+      }
+      inflightRequests += 1;
+      res.once('close', () => (inflightRequests -= 1));
       next();
     });
     const adminApp = express();
@@ -156,6 +187,7 @@ export async function startModules(options: StartOptions): Promise<RunningProces
     // Probes and scrapes every few seconds would bury the operator requests worth tracing.
     adminApp.use(httpSpans('admin', new Set(['/healthz', '/readyz', '/metrics'])));
     const adminRouter = express.Router();
+    busAdminRoutes(adminRouter, bus, () => started.filter((s) => Object.keys(s.instance.consumers ?? {}).length > 0).map((s) => s.module.name));
     let hasPublicRoutes = false;
 
     // The admin port opens first, so probes see /readyz 503 while modules start (and while they drain).

@@ -114,7 +114,7 @@ describe('contacts module (embedded runner)', () => {
     const config = loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_BUS_NAMESPACE: namespace });
     const logger = createLogger({ level: 'silent' });
     proc = await startModules({ config, modules: [createContactsModule(), recorder], logger });
-    caller = await createBus({ namespace, validator: messageValidator, logger });
+    caller = await createBus({ namespace, journalDir: join(dataDir, 'bus'), validator: messageValidator, logger });
   }, 60_000);
 
   afterAll(async () => {

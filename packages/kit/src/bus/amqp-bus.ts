@@ -37,7 +37,8 @@ import {
 } from './delivery';
 import { decodeDeadLetter, encodeEnvelope } from './envelope';
 import { busNames, DEFAULT_NAMESPACE, HEADER, rpcServiceOf, type BusNames } from './names';
-import { consumerGroup, DEFAULT_HEARTBEAT_MS, DEFAULT_PARTITIONS, PartitionBalancer, routingKeyOf, splitTypes, type MemberNote, type MembershipChannel, type PartitionSettings } from './partitions';
+import { consumerGroup, stoppable, DEFAULT_HEARTBEAT_MS, DEFAULT_PARTITIONS, PartitionBalancer, routingKeyOf, splitTypes, type MemberNote, type MembershipChannel, type PartitionSettings } from './partitions';
+import { planRedrive, redriveMax, RedriveTally, PARTITION_HEADER } from './redrive';
 import { answerRpc, encodeRpcRequest, readRpcReply } from './rpc-wire';
 import {
   BusClosedError,
@@ -53,6 +54,8 @@ import {
   type PublishInput,
   type QueueKind,
   type QueueStat,
+  type RedriveOptions,
+  type RedriveResult,
   type RpcCallOptions,
   type ServeRpcOptions,
 } from './types';
@@ -94,6 +97,8 @@ export class AmqpBus implements Bus {
   readonly partitions: number;
   private readonly partitioning: PartitionSettings;
   private readonly balancers = new Set<PartitionBalancer>();
+  /** One per consume(): aborted when that consumer drains or this client closes. */
+  private readonly stops = new Set<AbortController>();
   private readonly names: BusNames;
   private readonly validator: MessageValidator;
   private readonly logger: Logger;
@@ -188,6 +193,8 @@ export class AmqpBus implements Bus {
     const { plain, partitioned } = splitTypes(options.types, this.partitioning);
     const retryQueue = this.names.retryQueue(service);
     const deadQueue = this.names.deadLetterQueue(service);
+    const stop = new AbortController();
+    this.stops.add(stop);
     const policy: DeliveryPolicy = {
       handler: options.handler,
       validator: this.validator,
@@ -196,6 +203,10 @@ export class AmqpBus implements Bus {
       logger: this.logger,
       service,
       telemetry: this.telemetry,
+      // A delivery waiting out a store outage is given back when this consumer drains or the bus closes.
+      stopping: stop.signal,
+      ...(options.maxOutageBackoffMs !== undefined ? { maxOutageBackoffMs: options.maxOutageBackoffMs } : {}),
+      onOutage: () => this.metrics.count('store_outage', service),
     };
     const prefetch = options.prefetch ?? DEFAULT_PREFETCH;
     // The service queue always: it carries the plain types, and drains what an older topology left there.
@@ -204,7 +215,7 @@ export class AmqpBus implements Bus {
       handle: (ch, msg) => this.handleEvent(ch, msg, policy, retryQueue, deadQueue),
     });
     await this.startConsumer(consumer);
-    if (partitioned.length === 0) return consumer;
+    if (partitioned.length === 0) return stoppable(consumer, stop);
 
     const balancer = new PartitionBalancer({
       member: randomUUID(),
@@ -219,7 +230,7 @@ export class AmqpBus implements Bus {
         const partitionRetry = this.names.partitionRetryQueue(service, n);
         const turn: AmqpConsumer = new AmqpConsumer(this.host(), prefetch, {
           declare: (ch) => this.declarePartitionQueue(ch, service, n, partitioned),
-          handle: (ch, msg) => this.handleEvent(ch, msg, policy, partitionRetry, deadQueue),
+          handle: (ch, msg) => this.handleEvent(ch, msg, policy, partitionRetry, deadQueue, n),
           singleActive: { partition: n, shouldYield: () => balancer.shouldYield(n), yieldNow: () => void balancer.yieldTurn(turn) },
         });
         turns.push(turn);
@@ -232,7 +243,7 @@ export class AmqpBus implements Bus {
       throw error;
     }
     this.balancers.add(balancer);
-    return consumerGroup([consumer, ...turns], balancer);
+    return stoppable(consumerGroup([consumer, ...turns], balancer), stop);
   }
 
   /** The service's membership channel: an exclusive queue on the members exchange, bound to the service. */
@@ -436,6 +447,11 @@ export class AmqpBus implements Bus {
     return stats;
   }
 
+  /** The queues live in RabbitMQ, not in this process: nothing to wait for. */
+  async finishQueued(): Promise<number> {
+    return 0;
+  }
+
   async takeDeadLetters(service: string, max = 100): Promise<DeadLetter[]> {
     this.assertOpen();
     const queue = this.names.deadLetterQueue(service);
@@ -456,9 +472,109 @@ export class AmqpBus implements Bus {
     }
   }
 
+  /**
+   * Redrive (redrive.ts) on RabbitMQ, on one confirm channel: the dead letters present when it starts
+   * are fetched oldest first (basic.get, unacked), each one to move is published to its queue through
+   * the default exchange (so it reaches that queue only, in the order fetched), and acked once its
+   * publish is confirmed: a crash in between leaves it in both queues (the same id: consumers
+   * deduplicate), never in neither. Letters kept, and in a dry run every letter, stay unacked until
+   * the end and are then nacked with requeue, which RabbitMQ puts back in their original places, so
+   * the queue's order is unchanged. Meanwhile they are invisible to other readers: a concurrent
+   * redrive skips them rather than moving them twice. Only the letters there at the start are looked
+   * at, so letters dead-lettered during a redrive (the cause is not fixed yet) are not chased.
+   */
+  async redriveDeadLetters(service: string, options: RedriveOptions = {}): Promise<RedriveResult> {
+    this.assertOpen();
+    const dryRun = options.dryRun ?? false;
+    const max = redriveMax(options.max);
+    const deadQueue = this.names.deadLetterQueue(service);
+    const tally = new RedriveTally(service, dryRun);
+    const target = { service, names: this.names, partitions: this.partitioning };
+    const present = await this.queueLength(deadQueue);
+    if (present === null) return tally.result(0);
+    const exists = new Map<string, Promise<boolean>>();
+    const queueExists = (queue: string): Promise<boolean> => {
+      let known = exists.get(queue);
+      if (!known) {
+        known = this.queueLength(queue).then((n) => n !== null);
+        exists.set(queue, known);
+      }
+      return known;
+    };
+    const ch = await this.connection.createConfirmChannel();
+    ch.on('error', (err: Error) => this.logger.warn({ service, err: err.message }, 'bus: redrive channel error'));
+    let batch: { msg: Message; confirmed: Promise<void> }[] = [];
+    const settle = async (): Promise<void> => {
+      const sent = batch;
+      batch = [];
+      // Acked only once confirmed; a failure leaves the rest unacked, so they return to the dead-letter queue.
+      for (const { msg, confirmed } of sent) {
+        await confirmed;
+        ch.ack(msg);
+      }
+    };
+    try {
+      let looked = 0;
+      while (tally.movedCount < max && looked < present) {
+        const msg = await ch.get(deadQueue, { noAck: false });
+        if (msg === false) break;
+        looked += 1;
+        // The broker's own x-death records still on: they may tell the partition (the plan drops them).
+        const plan = planRedrive(msg.content.toString('utf8'), (msg.properties.headers ?? {}) as Record<string, unknown>, target);
+        if (plan.kind === 'keep') {
+          tally.keep(plan.cause);
+          continue;
+        }
+        if (!(await queueExists(plan.queue))) {
+          tally.keep('no queue');
+          continue;
+        }
+        tally.move(plan);
+        if (dryRun) continue;
+        const confirmed = confirmPublish(ch, '', plan.queue, msg.content, {
+          persistent: true,
+          contentType: JSON_TYPE,
+          messageId: (msg.properties.messageId as string | undefined) ?? plan.id,
+          type: (msg.properties.type as string | undefined) ?? plan.type,
+          appId: msg.properties.appId as string | undefined,
+          timestamp: msg.properties.timestamp as number | undefined,
+          headers: plan.headers,
+        });
+        // Nobody waits on it until settle(): a refusal is seen there.
+        confirmed.catch(() => undefined);
+        batch.push({ msg, confirmed });
+        if (batch.length >= 100) await settle();
+      }
+      await settle();
+      // Kept letters (every letter, on a dry run) back in their places, in order.
+      ch.nackAll(true);
+    } finally {
+      // Anything still unacked (a failure midway) also returns to the dead-letter queue.
+      await ch.close().catch(() => undefined);
+    }
+    if (!dryRun && tally.movedCount > 0) this.logger.info({ service, moved: tally.movedCount }, 'bus: dead letters redriven to their service queue');
+    return tally.result((await this.queueLength(deadQueue)) ?? 0);
+  }
+
+  /** Messages ready in a queue (a passive declare), or null when it does not exist. */
+  private async queueLength(queue: string): Promise<number | null> {
+    const ch = await this.connection.createChannel();
+    ch.on('error', () => undefined);
+    try {
+      return (await ch.checkQueue(queue)).messageCount;
+    } catch {
+      // 404: the queue does not exist (and the channel is closed).
+      return null;
+    } finally {
+      await ch.close().catch(() => undefined);
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const stop of this.stops) stop.abort();
+    this.stops.clear();
     for (const call of this.pending.values()) {
       clearTimeout(call.timer);
       call.reject(new BusClosedError());
@@ -486,10 +602,16 @@ export class AmqpBus implements Bus {
     }
   }
 
-  private async handleEvent(ch: ConfirmChannel, msg: ConsumeMessage, policy: DeliveryPolicy, retryQueue: string, deadQueue: string): Promise<void> {
+  /** `partition`: the partition whose queue `msg` came from, recorded on a dead letter so a redrive puts it back there. */
+  private async handleEvent(ch: ConfirmChannel, msg: ConsumeMessage, policy: DeliveryPolicy, retryQueue: string, deadQueue: string, partition?: number): Promise<void> {
     const service = policy.service;
     const headers = copyHeaders(msg.properties.headers);
     const outcome = await settleDelivery(msg.content.toString('utf8'), failuresFrom(headers, HEADER.failures), policy, headers);
+    // Stopped while a store was out of reach: back to its queue as it was, no attempt spent.
+    if (outcome.kind === 'requeue') {
+      ch.nack(msg, false, true);
+      return;
+    }
     const props: Options.Publish = {
       persistent: true,
       contentType: JSON_TYPE,
@@ -507,7 +629,7 @@ export class AmqpBus implements Bus {
     } else if (outcome.kind === 'dead') {
       await confirmPublish(ch, '', deadQueue, msg.content, {
         ...props,
-        headers: { ...headers, [HEADER.failures]: outcome.attempts, [HEADER.reason]: outcome.reason },
+        headers: { ...headers, [HEADER.failures]: outcome.attempts, [HEADER.reason]: outcome.reason, ...(partition === undefined ? {} : { [PARTITION_HEADER]: partition }) },
       });
       this.metrics.count('dead_lettered', service);
     } else {

@@ -1,7 +1,7 @@
 // Optional message counters; a no-op when no registry is given.
 import { Counter, type Registry } from 'prom-client';
 
-export type BusDirection = 'published' | 'unroutable' | 'consumed' | 'retried' | 'dead_lettered' | 'dead_letter_dropped';
+export type BusDirection = 'published' | 'unroutable' | 'consumed' | 'retried' | 'dead_lettered' | 'dead_letter_dropped' | 'refused' | 'store_outage';
 
 export interface BusMetrics {
   count(direction: BusDirection, service: string, n?: number): void;
@@ -18,7 +18,7 @@ export function busMetrics(registry: Registry | undefined): BusMetrics {
       ? (existing as Counter<'direction' | 'service'>)
       : new Counter({
           name: NAME,
-          help: 'Bus messages by direction (published, unroutable, consumed, retried, dead_lettered; dead_letter_dropped: the in-process broker\'s bounded dead-letter queue let go of its oldest) and service.',
+          help: 'Bus messages by direction (published, unroutable, consumed, retried, dead_lettered; dead_letter_dropped: the in-process broker\'s bounded dead-letter queue let go of its oldest; refused: a publish from outside a handler refused because the in-process backlog was full, answered 503; store_outage: a try held back because a store was out of reach, no attempt spent) and service.',
           labelNames: ['direction', 'service'] as const,
           registers: [registry],
         });

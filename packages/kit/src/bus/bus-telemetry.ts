@@ -18,7 +18,7 @@ export type RpcClientOutcome = 'ok' | 'client_error' | 'error' | 'timeout' | 'no
 /** How an RPC ended, as the server answered it: a 4xx problem is the caller's, a 5xx the server's. */
 export type RpcServerOutcome = 'ok' | 'client_error' | 'error';
 /** What became of a delivered message. */
-export type ConsumeOutcome = 'ack' | 'retry' | 'dead_letter';
+export type ConsumeOutcome = 'ack' | 'retry' | 'dead_letter' | 'requeue';
 
 const LAG_BUCKETS = [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600];
 
@@ -30,7 +30,7 @@ export interface BusTelemetry {
   /** Serves one request inside the span its caller's context continues; `run` returns the reply's status. */
   rpcServer<T extends { status: number }>(service: string, method: string, known: boolean, headers: Record<string, unknown>, run: () => Promise<T>): Promise<T>;
   /** Handles one delivered message inside a consumer span; `run` settles it. */
-  consume<T extends { kind: 'ack' | 'retry' | 'dead'; envelope: { type: string } | null }>(service: string, headers: Record<string, unknown>, run: () => Promise<T>): Promise<T>;
+  consume<T extends { kind: 'ack' | 'retry' | 'dead' | 'requeue'; envelope: { type: string } | null }>(service: string, headers: Record<string, unknown>, run: () => Promise<T>): Promise<T>;
 }
 
 interface Families {
@@ -123,7 +123,7 @@ export function busTelemetry(registry: Registry | undefined): BusTelemetry {
         const type = typeLabel(outcome.envelope?.type);
         span?.updateName(`process ${type}`);
         span?.setAttribute('messaging.destination.name', type);
-        if (span && outcome.kind !== 'ack') markFailed(span, new Error(outcome.kind === 'retry' ? 'handler failed; retrying' : 'dead-lettered'));
+        if (span && outcome.kind !== 'ack') markFailed(span, new Error(outcome.kind === 'retry' ? 'handler failed; retrying' : outcome.kind === 'requeue' ? 'store out of reach; given back' : 'dead-lettered'));
         return outcome;
       });
       if (families) {

@@ -208,6 +208,57 @@ export function describeBusContract(name: string, makeBus: MakeBus, options: Con
         expect(calls).toBe(3);
       });
 
+      it('holds a delivery while its store is out of reach, spending no attempt, and never dead-letters it for that', async () => {
+        const ping = `test.${uid()}.ping`;
+        const s = service();
+        let calls = 0;
+        const bus = await client();
+        const handled: number[] = [];
+        await bus.consume({
+          service: s,
+          types: [ping],
+          maxAttempts: 1,
+          maxOutageBackoffMs: 20,
+          handler: async (e) => {
+            calls += 1;
+            // Six tries meet a store that refuses connections, as during a restart.
+            if (calls <= 6) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+            handled.push((e.payload as { n: number }).n);
+          },
+        });
+        await (await client()).publish({ type: ping, payload: { n: 7 }, source: SOURCE });
+        await waitFor(() => handled.length === 1, 'the delivery handled once the store answers');
+        expect(handled).toEqual([7]);
+        expect(calls).toBe(7);
+        await sleep(100);
+        expect(await bus.takeDeadLetters(s)).toEqual([]);
+      });
+
+      it('gives a delivery held by a store outage back to its queue when the consumer drains', async () => {
+        const ping = `test.${uid()}.ping`;
+        const s = service();
+        let calls = 0;
+        const held = await client();
+        const consumer = await held.consume({
+          service: s,
+          types: [ping],
+          maxAttempts: 1,
+          handler: async () => {
+            calls += 1;
+            throw Object.assign(new Error('Connection terminated unexpectedly'), {});
+          },
+        });
+        await (await client()).publish({ type: ping, payload: { n: 8 }, source: SOURCE });
+        await waitFor(() => calls === 1, 'the first try');
+        // The next try is a second away: the drain does not wait for it.
+        await withTimeout(consumer.drain(), 500, 'the drain');
+        const got: number[] = [];
+        await (await client()).consume({ service: s, types: [ping], handler: async (e) => void got.push((e.payload as { n: number }).n) });
+        await waitFor(() => got.length === 1, 'the delivery, given back');
+        expect(got).toEqual([8]);
+        expect(await held.takeDeadLetters(s)).toEqual([]);
+      });
+
       it('dead-letters a NonRetryableError at once', async () => {
         const ping = `test.${uid()}.ping`;
         const s = service();
@@ -241,6 +292,135 @@ export function describeBusContract(name: string, makeBus: MakeBus, options: Con
         expect(letters[0]).toMatchObject({ attempts: 1, envelope: { id: sent.id, payload: { n: 'not a number' } } });
         expect(letters[0]?.reason).toMatch(/schema/);
         expect(calls).toBe(0);
+      });
+    });
+
+    describe('redrive', () => {
+      const count = async (bus: Bus, s: string, queue: 'main' | 'dead_letter' | 'partitioned'): Promise<number> =>
+        (await bus.queueStats(s, [queue])).find((q) => q.queue === queue)?.messages ?? 0;
+
+      it('moves dead letters back to that service\'s queue only, in order, with the same ids and every attempt again', async () => {
+        const ping = `test.${uid()}.ping`;
+        const a = service();
+        const b = service();
+        let broken = true;
+        const firstSeen: string[] = [];
+        const handled: string[] = [];
+        const bus = await client();
+        await bus.consume({
+          service: a,
+          types: [ping],
+          maxAttempts: 3,
+          retryDelayMs: 10,
+          handler: async (e) => {
+            if (broken) throw new Error('store said no');
+            // Fixed, yet each letter fails once more at first: with its count reset to 0 that is a
+            // retry; had it kept its 3 failures it would be dead again at once.
+            if (!firstSeen.includes(e.id)) {
+              firstSeen.push(e.id);
+              throw new RetryableError('one more time');
+            }
+            handled.push(e.id);
+          },
+        });
+        const gotB: string[] = [];
+        await (await client()).consume({ service: b, types: [ping], handler: async (e) => void gotB.push(e.id) });
+        const sent = await (await client()).publishMany(range(5).map((n) => ({ type: ping, payload: { n }, source: SOURCE })));
+        await waitFor(async () => (await count(bus, a, 'dead_letter')) === 5, 'five dead letters');
+
+        const dry = await bus.redriveDeadLetters(a, { dryRun: true });
+        expect(dry).toMatchObject({ service: a, dryRun: true, moved: 5, kept: 0, keptBy: {}, byType: { [ping]: 5 }, byReason: { 'Error: store said no': 5 }, remaining: 5 });
+        expect([...dry.firstIds].sort()).toEqual(ids(sent));
+        const order = dry.firstIds;
+        // A dry run moves nothing and keeps the queue's order.
+        expect((await bus.redriveDeadLetters(a, { dryRun: true })).firstIds).toEqual(order);
+        expect(await count(bus, a, 'dead_letter')).toBe(5);
+        expect(firstSeen).toEqual([]);
+
+        broken = false;
+        const result = await bus.redriveDeadLetters(a);
+        expect(result).toMatchObject({ service: a, dryRun: false, moved: 5, kept: 0, byType: { [ping]: 5 }, remaining: 0 });
+        expect(result.firstIds).toEqual(order);
+        await waitFor(() => handled.length === 5, 'every redriven letter handled');
+        expect(firstSeen).toEqual(order);
+        expect([...handled].sort()).toEqual(ids(sent));
+        await sleep(100);
+        expect(await bus.takeDeadLetters(a)).toEqual([]);
+        // The other consuming service had its copies once, at publish; the redrive gave it none.
+        expect([...gotB].sort()).toEqual(ids(sent));
+        expect(await bus.redriveDeadLetters(a)).toMatchObject({ moved: 0, kept: 0, remaining: 0 });
+      });
+
+      it('moves at most max, oldest first, and a dry run with max reports the same ones', async () => {
+        const ping = `test.${uid()}.ping`;
+        const s = service();
+        const bus = await client();
+        const failing = await bus.consume({ service: s, types: [ping], handler: async () => Promise.reject(new NonRetryableError('bad day')) });
+        await bus.publishMany(range(6).map((n) => ({ type: ping, payload: { n }, source: SOURCE })));
+        await waitFor(async () => (await count(bus, s, 'dead_letter')) === 6, 'six dead letters');
+        await failing.drain();
+        const order = (await bus.redriveDeadLetters(s, { dryRun: true })).firstIds;
+        expect(order).toHaveLength(6);
+
+        const dry = await bus.redriveDeadLetters(s, { dryRun: true, max: 2 });
+        expect(dry).toMatchObject({ moved: 2, firstIds: order.slice(0, 2), byReason: { 'NonRetryableError: bad day': 2 }, remaining: 6 });
+        expect(await count(bus, s, 'main')).toBe(0);
+        const first = await bus.redriveDeadLetters(s, { max: 2 });
+        expect(first).toMatchObject({ moved: 2, firstIds: order.slice(0, 2), remaining: 4 });
+        await waitFor(async () => (await count(bus, s, 'main')) === 2, 'two back in the service queue');
+        const rest = await bus.redriveDeadLetters(s, { max: 10 });
+        expect(rest).toMatchObject({ moved: 4, firstIds: order.slice(2), remaining: 0 });
+        await waitFor(async () => (await count(bus, s, 'main')) === 6, 'six back in the service queue');
+
+        const got: string[] = [];
+        await bus.consume({ service: s, types: [ping], handler: async (e) => void got.push(e.id) });
+        await waitFor(() => got.length === 6, 'the six delivered');
+        expect(got).toEqual(order);
+      });
+
+      it('moves each letter once when two redrives run at the same time', async () => {
+        const ping = `test.${uid()}.ping`;
+        const s = service();
+        const bus = await client();
+        const failing = await bus.consume({ service: s, types: [ping], handler: async () => Promise.reject(new NonRetryableError('nope')) });
+        const sent = await bus.publishMany(range(20).map((n) => ({ type: ping, payload: { n }, source: SOURCE })));
+        await waitFor(async () => (await count(bus, s, 'dead_letter')) === 20, 'twenty dead letters');
+        await failing.drain();
+        const other = await client();
+        const [one, two] = await Promise.all([bus.redriveDeadLetters(s), other.redriveDeadLetters(s)]);
+        expect((one?.moved ?? 0) + (two?.moved ?? 0)).toBe(20);
+        const got: string[] = [];
+        await bus.consume({ service: s, types: [ping], handler: async (e) => void got.push(e.id) });
+        await waitFor(() => got.length >= 20, 'the twenty delivered');
+        await sleep(100);
+        expect([...got].sort()).toEqual(ids(sent));
+        expect(await count(bus, s, 'dead_letter')).toBe(0);
+      });
+
+      it('puts a partitioned type back in the partitions\' queues, not the service queue', async () => {
+        const ping = `test.${uid()}.ping`;
+        const s = service();
+        const partitions: PartitionSettings = { count: 4, types: new Set([ping]), heartbeatMs: 100 };
+        const bus = await client({ partitions });
+        const failing = await bus.consume({ service: s, types: [ping], handler: async () => Promise.reject(new NonRetryableError('nope')) });
+        const sent = await bus.publishMany(range(4).map((n) => ({ type: ping, payload: { n }, source: SOURCE, partition: n })));
+        await waitFor(async () => (await count(bus, s, 'dead_letter')) === 4, 'four dead letters');
+        await failing.drain();
+        expect(await bus.redriveDeadLetters(s)).toMatchObject({ moved: 4, kept: 0, remaining: 0 });
+        await waitFor(async () => (await count(bus, s, 'partitioned')) === 4, 'four in the partition queues');
+        expect(await count(bus, s, 'main')).toBe(0);
+        const got: string[] = [];
+        await bus.consume({ service: s, types: [ping], handler: async (e) => void got.push(e.id) });
+        await waitFor(() => got.length === 4, 'the four delivered');
+        expect([...got].sort()).toEqual(ids(sent));
+      });
+
+      it('answers an empty result for a service without dead letters, and refuses a bad max', async () => {
+        const bus = await client();
+        const s = service();
+        await bus.declareQueue(s, [`test.${uid()}.ping`]);
+        expect(await bus.redriveDeadLetters(s, { dryRun: true })).toEqual({ service: s, dryRun: true, moved: 0, byType: {}, byReason: {}, firstIds: [], kept: 0, keptBy: {}, remaining: 0 });
+        await expect(bus.redriveDeadLetters(s, { max: 0 })).rejects.toThrow(/max/);
       });
     });
 

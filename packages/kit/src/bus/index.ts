@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { AmqpBus } from './amqp-bus';
+import { MemoryBroker } from './memory-broker';
 import { MemoryBus } from './memory-bus';
 import type { PartitionSettings } from './partitions';
 import type { Bus, MessageValidator } from './types';
@@ -16,13 +17,22 @@ export interface CreateBusOptions {
   metrics?: Registry;
   /** Partitioned types (catalog `partitionedBy`) and the partition count every process of the namespace shares. */
   partitions?: PartitionSettings;
+  /**
+   * In-process bus only: keep its queues in a journal in this directory (durable), instead of in
+   * memory alone. The embedded runner passes <data dir>/bus.
+   */
+  journalDir?: string;
+  /** In-process bus only: its backlog bound and how long an edge publish waits for room (memory-bus.ts). */
+  maxBacklogChars?: number;
+  backlogWaitMs?: number;
 }
 
 export async function createBus(options: CreateBusOptions): Promise<Bus> {
-  const { url, ...rest } = options;
+  const { url, journalDir, maxBacklogChars, backlogWaitMs, ...rest } = options;
   if (url === undefined || url.startsWith('memory://')) {
     const name = url === undefined ? '' : url.slice('memory://'.length);
-    return new MemoryBus({ ...rest, broker: name === '' ? 'default' : name });
+    const broker = journalDir !== undefined ? MemoryBroker.durable(journalDir) : name === '' ? 'default' : name;
+    return new MemoryBus({ ...rest, broker, ...(maxBacklogChars !== undefined ? { maxBacklogChars } : {}), ...(backlogWaitMs !== undefined ? { backlogWaitMs } : {}) });
   }
   if (url.startsWith('amqp://') || url.startsWith('amqps://')) return AmqpBus.connect({ ...rest, url });
   throw new Error(`bus url must start with amqp://, amqps:// or memory:// (got "${url.split('://')[0] ?? ''}://…")`);
@@ -31,6 +41,7 @@ export async function createBus(options: CreateBusOptions): Promise<Bus> {
 export { AmqpBus, type AmqpBusOptions } from './amqp-bus';
 export { MemoryBus, type MemoryBusOptions } from './memory-bus';
 export { MemoryBroker } from './memory-broker';
+export { BusJournal } from './journal';
 export { partitionOf, DEFAULT_PARTITIONS, type PartitionSettings } from './partitions';
 export { busNames, rpcServiceOf, DEFAULT_NAMESPACE, type BusNames } from './names';
 export * from './types';

@@ -1,6 +1,11 @@
 // The in-process broker: a topic exchange per namespace, queues with competing consumers,
 // prefetch, acks and redelivery. MemoryBus clients connect to one; closing a client hands its
 // unacked messages back to their queues, which is what a consumer crash looks like here.
+// A broker opened on a directory (MemoryBroker.durable) keeps its durable queues in a journal
+// there (journal.ts): a message is stored before its publish is confirmed and removed when acked,
+// and the next broker opened on that directory delivers again whatever was not acked.
+import { resolve } from 'node:path';
+import { BusJournal, type JournalRecord } from './journal';
 
 export interface StoredMessage {
   body: string;
@@ -21,6 +26,8 @@ export interface StoredMessage {
    * redelivery, parses the body.
    */
   parsed?: unknown;
+  /** The message's key in the journal, when it sits in a durable queue of a durable broker. */
+  seq?: number;
 }
 
 export type DeliverFn = (message: StoredMessage, settle: Settler) => void;
@@ -40,8 +47,12 @@ class MemoryQueue {
   readonly subscriptions: Subscription[] = [];
   private next = 0;
 
-  /** `singleActive`: as RabbitMQ's x-single-active-consumer, only the first subscriber in line gets messages. */
-  constructor(readonly name: string, readonly singleActive = false) {}
+  /** As RabbitMQ's x-single-active-consumer: only the first subscriber in line gets messages. */
+  singleActive = false;
+  /** Its messages are journalled (when the broker has a journal). */
+  durable = false;
+
+  constructor(readonly name: string) {}
 
   pickSubscription(): Subscription | undefined {
     if (this.singleActive) {
@@ -71,6 +82,12 @@ export class Subscription {
 
 const brokers = new Map<string, MemoryBroker>();
 
+export interface QueueOptions {
+  singleActive?: boolean;
+  /** Journal its messages: service, partition and dead-letter queues are durable; RPC queues are not. */
+  durable?: boolean;
+}
+
 export class MemoryBroker {
   private readonly queues = new Map<string, MemoryQueue>();
   /** exchange → queue → binding patterns */
@@ -78,9 +95,27 @@ export class MemoryBroker {
   private readonly replyTargets = new Map<string, (message: StoredMessage) => void>();
   private readonly listeners = new Map<string, Set<(note: unknown) => void>>();
   private tagSeq = 0;
-  private readonly roomWaiters: { limit: number; resolve(): void }[] = [];
+  private readonly roomWaiters: { limit: number; resolve(room: boolean): void }[] = [];
+  /** The journal's next key is above every key it holds. */
+  private journalSeq = 0;
+  /** Messages the journal held at open, by queue, until their queue is declared durable again. */
+  private readonly replayed = new Map<string, JournalRecord[]>();
+  /** Retries waiting for their delay. */
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private clients = 0;
+  private registeredAs: string | null = null;
 
-  /** The process-wide broker of that name (created on first use). */
+  constructor(readonly journal: BusJournal | null = null) {
+    if (!journal) return;
+    for (const record of journal.replay()) {
+      this.journalSeq = Math.max(this.journalSeq, record.seq);
+      const list = this.replayed.get(record.queue) ?? [];
+      list.push(record);
+      this.replayed.set(record.queue, list);
+    }
+  }
+
+  /** The process-wide broker of that name (created on first use), held in memory only. */
   static named(name = 'default'): MemoryBroker {
     let broker = brokers.get(name);
     if (!broker) {
@@ -90,8 +125,61 @@ export class MemoryBroker {
     return broker;
   }
 
-  assertQueue(name: string, options: { singleActive?: boolean } = {}): void {
-    if (!this.queues.has(name)) this.queues.set(name, new MemoryQueue(name, options.singleActive ?? false));
+  /**
+   * The process-wide durable broker of a directory: opened (and its journal replayed) by its first
+   * client, closed with its journal when its last client closes, so the next open replays again.
+   */
+  static durable(dir: string): MemoryBroker {
+    const key = `journal:${resolve(dir)}`;
+    let broker = brokers.get(key);
+    if (!broker) {
+      broker = new MemoryBroker(BusJournal.open(resolve(dir)));
+      broker.registeredAs = key;
+      brokers.set(key, broker);
+    }
+    return broker;
+  }
+
+  /** A bus client starts using this broker. */
+  attach(): void {
+    this.clients += 1;
+  }
+
+  /** A bus client is done with it; the last one closes a durable broker's journal. */
+  async detach(): Promise<void> {
+    this.clients -= 1;
+    if (this.clients > 0 || !this.journal) return;
+    if (this.registeredAs) brokers.delete(this.registeredAs);
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    await this.journal.close();
+  }
+
+  assertQueue(name: string, options: QueueOptions = {}): void {
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = new MemoryQueue(name);
+      this.queues.set(name, queue);
+    }
+    if (options.singleActive) queue.singleActive = true;
+    if (options.durable && this.journal && !queue.durable) {
+      queue.durable = true;
+      this.restore(queue);
+    }
+  }
+
+  /** A durable queue declared again after a restart gets back what the journal kept for it, in order. */
+  private restore(queue: MemoryQueue): void {
+    const records = this.replayed.get(queue.name);
+    if (!records) return;
+    this.replayed.delete(queue.name);
+    for (const record of records) {
+      const message: StoredMessage = { body: record.body, headers: record.headers, redelivered: true, expiresAt: null, seq: record.seq };
+      const wait = (record.notBefore ?? 0) - Date.now();
+      if (wait > 0) this.after(wait, () => this.enqueue(queue, message));
+      else this.enqueue(queue, message, false);
+    }
+    this.pump(queue);
   }
 
   /**
@@ -130,38 +218,109 @@ export class MemoryBroker {
     patterns.add(pattern);
   }
 
-  /** Routes one copy to every bound queue; returns how many queues got it (0 = unroutable). */
-  publish(exchange: string, routingKey: string, message: StoredMessage): number {
+  /**
+   * Routes one copy to every bound queue; returns how many queues got it (0 = unroutable). The
+   * journal writes of the copies that went to durable queues are added to `writes`: the publish is
+   * confirmed once `confirm(writes)` resolves.
+   */
+  publish(exchange: string, routingKey: string, message: StoredMessage, writes: Promise<void>[] = []): number {
     let routed = 0;
     for (const [queue, patterns] of this.bindings.get(exchange) ?? []) {
-      if ([...patterns].some((p) => topicMatches(p, routingKey)) && this.sendToQueue(queue, routed === 0 ? { ...message } : { ...message, parsed: undefined })) routed += 1;
+      if ([...patterns].some((p) => topicMatches(p, routingKey)) && this.sendToQueue(queue, routed === 0 ? { ...message } : { ...message, parsed: undefined }, writes)) routed += 1;
     }
     return routed;
   }
 
   /** Like the default exchange: false when the queue does not exist (the message is dropped). */
-  sendToQueue(name: string, message: StoredMessage): boolean {
+  sendToQueue(name: string, message: StoredMessage, writes: Promise<void>[] = []): boolean {
     const queue = this.queues.get(name);
     if (!queue) return false;
-    // Expired requests at the head of an unconsumed queue go, as RabbitMQ drops them there.
-    const now = Date.now();
-    while (queue.ready.length > 0 && (queue.ready[0]?.expiresAt ?? Infinity) <= now) this.leave(queue, queue.ready.shift() as StoredMessage);
-    queue.ready.push({ ...message, headers: { ...message.headers } });
-    queue.readyChars += message.body.length;
-    this.pump(queue);
+    this.enqueue(queue, this.journalled(queue, message, null, writes));
     return true;
   }
 
   /**
-   * Resolves once the messages waiting to be delivered to this broker's consumers hold fewer than
-   * `limit` body characters. The in-process bus keeps everything in memory, so publishers at the edge
-   * (an API request, a tracker hit) wait for the consumers to catch up rather than grow the process.
-   * Queues nobody consumes (dead letters, a service this process does not run) do not count: waiting
-   * would not empty them.
+   * Delivers to a queue after `delayMs` (a retry). In a durable queue it is journalled now, with the
+   * time it is due, so a restart meanwhile still delivers it.
    */
-  waitForRoom(limit: number): Promise<void> {
-    if (this.backlogChars() < limit) return Promise.resolve();
-    return new Promise((resolve) => this.roomWaiters.push({ limit, resolve }));
+  sendLater(name: string, message: StoredMessage, delayMs: number, writes: Promise<void>[] = []): void {
+    const queue = this.queues.get(name);
+    if (!queue) return;
+    const stored = this.journalled(queue, message, Date.now() + delayMs, writes);
+    this.after(delayMs, () => this.enqueue(queue, stored));
+  }
+
+  /** Resolves once `writes` are on the disk (at once for a broker without a journal). */
+  confirm(writes: readonly Promise<void>[]): Promise<void> {
+    return this.journal ? this.journal.confirm(writes) : Promise.resolve();
+  }
+
+  /** A copy of `message` for `queue`, written to the journal first when the queue is durable. */
+  private journalled(queue: MemoryQueue, message: StoredMessage, notBefore: number | null, writes: Promise<void>[]): StoredMessage {
+    const stored: StoredMessage = { ...message, headers: { ...message.headers } };
+    delete stored.seq;
+    if (queue.durable && this.journal) {
+      stored.seq = ++this.journalSeq;
+      writes.push(this.journal.put({ queue: queue.name, seq: stored.seq, body: stored.body, headers: stored.headers, notBefore }));
+    }
+    return stored;
+  }
+
+  private enqueue(queue: MemoryQueue, message: StoredMessage, pump = true): void {
+    // Expired requests at the head of an unconsumed queue go, as RabbitMQ drops them there.
+    const now = Date.now();
+    while (queue.ready.length > 0 && (queue.ready[0]?.expiresAt ?? Infinity) <= now) this.leave(queue, queue.ready.shift() as StoredMessage);
+    queue.ready.push(message);
+    queue.readyChars += message.body.length;
+    if (pump) this.pump(queue);
+  }
+
+  /** The message left its queue for good (acked, taken, trimmed): its journal entry goes. */
+  private forget(queue: MemoryQueue, message: StoredMessage): void {
+    if (message.seq !== undefined && this.journal) this.journal.remove(queue.name, message.seq);
+  }
+
+  /**
+   * Resolves true once the messages waiting to be delivered to this broker's consumers hold fewer
+   * than `limit` body characters, or false after `maxWaitMs` without room. The in-process bus holds
+   * its queues in memory (and in its journal), so publishers at the edge (an API request, a tracker
+   * hit) wait a moment for the consumers to catch up, then are refused rather than grow the process.
+   * Queues nobody consumes (dead letters, a service this process does not run) do not count:
+   * waiting would not empty them.
+   */
+  waitForRoom(limit: number, maxWaitMs: number): Promise<boolean> {
+    if (this.backlogChars() < limit) return Promise.resolve(true);
+    if (maxWaitMs <= 0) return Promise.resolve(false);
+    return new Promise((resolveRoom) => {
+      const waiter = {
+        limit,
+        resolve: (room: boolean) => {
+          clearTimeout(timer);
+          resolveRoom(room);
+        },
+      };
+      const timer = setTimeout(() => {
+        const i = this.roomWaiters.indexOf(waiter);
+        if (i >= 0) this.roomWaiters.splice(i, 1);
+        resolveRoom(false);
+      }, maxWaitMs);
+      timer.unref();
+      this.roomWaiters.push(waiter);
+    });
+  }
+
+  /**
+   * Messages this broker's consumers still have to handle: ready in a subscribed queue, or delivered
+   * and not yet settled. A drain waits for this to reach zero. Retries waiting for their delay do not
+   * count (they are journalled, and due later anyway).
+   */
+  pendingWork(): number {
+    let total = 0;
+    for (const queue of this.queues.values()) {
+      if (queue.subscriptions.length > 0) total += queue.ready.length;
+      for (const sub of queue.subscriptions) total += sub.unacked.size;
+    }
+    return total;
   }
 
   /** Body characters waiting in queues that have consumers. */
@@ -181,17 +340,22 @@ export class MemoryBroker {
     if (this.roomWaiters.length === 0) return;
     const backlog = this.backlogChars();
     for (let i = this.roomWaiters.length - 1; i >= 0; i -= 1) {
-      const waiter = this.roomWaiters[i] as { limit: number; resolve(): void };
+      const waiter = this.roomWaiters[i] as { limit: number; resolve(room: boolean): void };
       if (backlog < waiter.limit) {
         this.roomWaiters.splice(i, 1);
-        waiter.resolve();
+        waiter.resolve(true);
       }
     }
   }
 
-  /** Runs `fn` after `ms` without keeping the process alive for it. */
-  later(ms: number, fn: () => void): void {
-    setTimeout(fn, ms).unref();
+  /** Runs `fn` after `ms` without keeping the process alive for it (cancelled when a durable broker closes). */
+  private after(ms: number, fn: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      fn();
+    }, ms);
+    timer.unref();
+    this.timers.add(timer);
   }
 
   subscribe(queueName: string, prefetch: number, deliver: DeliverFn): Subscription {
@@ -227,7 +391,9 @@ export class MemoryBroker {
     const queue = this.queues.get(queueName);
     let dropped = 0;
     while (queue && queue.readyChars > maxChars && queue.ready.length > 1) {
-      this.leave(queue, queue.ready.shift() as StoredMessage);
+      const message = queue.ready.shift() as StoredMessage;
+      this.leave(queue, message);
+      this.forget(queue, message);
       dropped += 1;
     }
     return dropped;
@@ -243,8 +409,58 @@ export class MemoryBroker {
   take(queueName: string): StoredMessage | undefined {
     const queue = this.queues.get(queueName);
     const message = queue?.ready.shift();
-    if (queue && message) this.leave(queue, message);
+    if (queue && message) {
+      this.leave(queue, message);
+      this.forget(queue, message);
+    }
     return message;
+  }
+
+  /** The ready messages of a queue, oldest first, left where they are (a dry run looks at them). */
+  peek(queueName: string): readonly StoredMessage[] {
+    return [...(this.queues.get(queueName)?.ready ?? [])];
+  }
+
+  /**
+   * Moves ready messages of `from` to other queues (a redrive), durably. `route` is asked about each
+   * ready message, oldest first, until `max` have moved: it answers the queue and message its copy
+   * goes to (enqueued there at the tail, in this order, and journalled if that queue is durable), or
+   * null to leave the message in its place. The originals leave `from` at once (nobody else can take
+   * them meanwhile); their journal entries are removed only once every copy's write is confirmed, so
+   * a crash in between leaves a message in both queues (the same id: consumers deduplicate) and
+   * never in neither. If the journal fails, the originals go back to the head of `from` and the
+   * error is thrown. Resolves with the messages moved.
+   */
+  async move(from: string, max: number, route: (message: StoredMessage) => { queue: string; message: StoredMessage } | null): Promise<StoredMessage[]> {
+    const queue = this.queues.get(from);
+    if (!queue) return [];
+    const moved: StoredMessage[] = [];
+    const writes: Promise<void>[] = [];
+    let kept = 0;
+    for (let read = 0; read < queue.ready.length; read += 1) {
+      const message = queue.ready[read] as StoredMessage;
+      const target = moved.length < max ? route(message) : null;
+      if (target && this.sendToQueue(target.queue, target.message, writes)) {
+        moved.push(message);
+        queue.readyChars -= message.body.length;
+      } else {
+        queue.ready[kept] = message;
+        kept += 1;
+      }
+    }
+    queue.ready.length = kept;
+    this.wake();
+    try {
+      await this.confirm(writes);
+    } catch (error) {
+      const restored = moved.concat(queue.ready);
+      queue.ready.length = 0;
+      for (const message of restored) queue.ready.push(message);
+      for (const message of moved) queue.readyChars += message.body.length;
+      throw error;
+    }
+    for (const message of moved) this.forget(queue, message);
+    return moved;
   }
 
   /** Direct reply-to: a per-client mailbox that exists while the client is open. */
@@ -276,7 +492,9 @@ export class MemoryBroker {
           return sub.unacked.has(tag);
         },
         ack: () => {
-          if (sub.unacked.delete(tag)) this.pump(queue);
+          if (!sub.unacked.delete(tag)) return;
+          this.forget(queue, message);
+          this.pump(queue);
         },
         requeue: () => {
           if (!sub.unacked.delete(tag)) return;

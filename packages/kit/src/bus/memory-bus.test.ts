@@ -72,54 +72,6 @@ describe('bus metrics', () => {
   });
 });
 
-describe('backpressure of the in-process bus', () => {
-  it('holds a publish from outside a handler while the consumers are behind by its bound, never one from inside a handler', async () => {
-    const broker = new MemoryBroker();
-    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const handled: number[] = [];
-    const consumer = new MemoryBus({ broker, validator: testValidator, logger });
-    // One message in flight at a time, and the first one held: the rest wait in the queue.
-    await consumer.consume({ service: 'slow', types: ['test.bp.ping'], prefetch: 1, handler: async (e) => {
-      const { n } = e.payload as { n: number };
-      handled.push(n);
-      if (n === 0) await gate;
-    } });
-    const filler = new MemoryBus({ broker, validator: testValidator, logger });
-    for (const n of [0, 1, 2, 3]) await filler.publish({ type: 'test.bp.ping', payload: { n }, source: 'test' });
-    await sleep(20);
-    const backlog = broker.backlogChars();
-    expect(backlog).toBeGreaterThan(0);
-
-    // At the bound: waits. One character above it: goes through.
-    const atBound = new MemoryBus({ broker, validator: testValidator, logger, maxBacklogChars: backlog });
-    const aboveBound = new MemoryBus({ broker, validator: testValidator, logger, maxBacklogChars: backlog + 1 });
-    let waited = true;
-    const held = atBound.publish({ type: 'test.bp.ping', payload: { n: 10 }, source: 'test' }).then(() => void (waited = false));
-    await aboveBound.publish({ type: 'test.bp.ping', payload: { n: 11 }, source: 'test' });
-    await sleep(50);
-    expect(waited).toBe(true);
-
-    // A handler's own publish never waits, however far behind the consumers are.
-    let relayed = false;
-    await atBound.consume({ service: 'relay', types: ['test.bp.pong'], handler: async () => {
-      await atBound.publish({ type: 'test.bp.ping', payload: { n: 12 }, source: 'test' });
-      relayed = true;
-    } });
-    await filler.publish({ type: 'test.bp.pong', payload: { text: 'go' }, source: 'test' });
-    await sleep(50);
-    expect(relayed).toBe(true);
-    expect(waited).toBe(true);
-
-    release();
-    await held;
-    await sleep(50);
-    expect(handled.sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 10, 11, 12]);
-    for (const bus of [consumer, filler, atBound, aboveBound]) await bus.close();
-  });
-});
-
 describe('bounded in-process dead letters', () => {
   it('keeps the newest dead letters within its bound, and counts the ones it lets go', async () => {
     const metrics = new Registry();

@@ -1,5 +1,7 @@
 // The in-process driver: same topology, routing, ack/retry/dead-letter and RPC semantics as
-// the RabbitMQ driver, on a MemoryBroker shared by the clients of one process.
+// the RabbitMQ driver, on a MemoryBroker shared by the clients of one process. On a durable broker
+// (a journal under the data directory) a publish is confirmed once it is on the disk, and a retry
+// or a dead letter is on the disk before the delivery it replaces is acked.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -14,10 +16,12 @@ import {
   settleDelivery,
   type DeliveryPolicy,
 } from './delivery';
+import { ProblemError } from '../errors';
 import { decodeDeadLetter, encodeEnvelope } from './envelope';
 import { MemoryBroker, type Settler, type StoredMessage, type Subscription } from './memory-broker';
 import { busNames, DEFAULT_NAMESPACE, HEADER, rpcServiceOf, type BusNames } from './names';
-import { consumerGroup, DEFAULT_HEARTBEAT_MS, DEFAULT_PARTITIONS, PartitionBalancer, routingKeyOf, splitTypes, type MemberNote, type PartitionSettings, type PartitionTurn } from './partitions';
+import { consumerGroup, stoppable, DEFAULT_HEARTBEAT_MS, DEFAULT_PARTITIONS, PartitionBalancer, routingKeyOf, splitTypes, type MemberNote, type PartitionSettings, type PartitionTurn } from './partitions';
+import { planRedrive, redriveMax, RedriveTally, PARTITION_HEADER } from './redrive';
 import { answerRpc, encodeRpcRequest, readRpcReply } from './rpc-wire';
 import {
   BusClosedError,
@@ -33,6 +37,8 @@ import {
   type PublishInput,
   type QueueKind,
   type QueueStat,
+  type RedriveOptions,
+  type RedriveResult,
   type RpcCallOptions,
   type ServeRpcOptions,
 } from './types';
@@ -47,15 +53,25 @@ export interface MemoryBusOptions {
   /** Partitioned types and their partition count (default: none partitioned, 1 partition). */
   partitions?: PartitionSettings;
   /**
-   * Most body characters (about bytes) waiting for this broker's consumers before publishes from
-   * outside a message handler wait for room (default 16 Mi). Everything here lives in memory.
+   * Most body characters (about bytes) waiting for this broker's consumers before a publish from
+   * outside a message handler waits for room (default 64 Mi). The queues live in memory (and, on a
+   * durable broker, in its journal too), so this bounds both.
    */
   maxBacklogChars?: number;
+  /**
+   * How long such a publish waits for room before it is refused with a 503 service-unavailable
+   * problem carrying Retry-After (default 250 ms): held briefly, never for seconds.
+   */
+  backlogWaitMs?: number;
   /** Most body characters one service's in-process dead-letter queue keeps (default 16 Mi); the oldest go first. */
   maxDeadLetterChars?: number;
 }
 
-export const DEFAULT_MAX_BACKLOG_CHARS = 16 * 1024 * 1024;
+export const DEFAULT_MAX_BACKLOG_CHARS = 64 * 1024 * 1024;
+export const DEFAULT_BACKLOG_WAIT_MS = 250;
+export const DEFAULT_MAX_DEAD_LETTER_CHARS = 16 * 1024 * 1024;
+/** Seconds a refused publisher is told to wait (Retry-After). */
+const BACKLOG_RETRY_AFTER_S = 1;
 
 /**
  * Set while a message handler runs: its publishes never wait for room. Waiting is for the edge (an
@@ -78,6 +94,7 @@ export class MemoryBus implements Bus {
   readonly partitions: number;
   private readonly partitioning: PartitionSettings;
   private readonly maxBacklogChars: number;
+  private readonly backlogWaitMs: number;
   private readonly maxDeadLetterChars: number;
   private readonly names: BusNames;
   private readonly validator: MessageValidator;
@@ -86,6 +103,8 @@ export class MemoryBus implements Bus {
   private readonly telemetry: BusTelemetry;
   private readonly consumers = new Set<MemoryConsumer | MemoryPartitionConsumer>();
   private readonly balancers = new Set<PartitionBalancer>();
+  /** One per consume(): aborted when that consumer drains or this client closes. */
+  private readonly stops = new Set<AbortController>();
   private readonly pending = new Map<string, PendingCall>();
   private readonly replyTarget = `reply.${randomUUID()}`;
   private closed = false;
@@ -100,7 +119,9 @@ export class MemoryBus implements Bus {
     this.partitioning = options.partitions ?? { count: DEFAULT_PARTITIONS, types: new Set() };
     this.partitions = this.partitioning.count;
     this.maxBacklogChars = options.maxBacklogChars ?? DEFAULT_MAX_BACKLOG_CHARS;
-    this.maxDeadLetterChars = options.maxDeadLetterChars ?? DEFAULT_MAX_BACKLOG_CHARS;
+    this.backlogWaitMs = options.backlogWaitMs ?? DEFAULT_BACKLOG_WAIT_MS;
+    this.maxDeadLetterChars = options.maxDeadLetterChars ?? DEFAULT_MAX_DEAD_LETTER_CHARS;
+    this.broker.attach();
     this.broker.openReplyTarget(this.replyTarget, (m) => this.onReply(m));
   }
 
@@ -114,13 +135,15 @@ export class MemoryBus implements Bus {
     // Validate all before sending any, as the AMQP driver does.
     const keys = inputs.map((input) => routingKeyOf(input, this.partitioning, this.names.partitionKey));
     const encoded = inputs.map((input) => encodeEnvelope(input, this.validator));
-    // Backpressure at the edge: an entry point waits while the consumers are behind (memory is the queue).
-    if (!inHandler.getStore()) await this.broker.waitForRoom(this.maxBacklogChars);
+    // Backpressure at the edge: an entry point waits a moment while the consumers are behind, then
+    // is refused (503 with Retry-After) rather than held or accepted beyond what the queues may hold.
+    if (!inHandler.getStore() && !(await this.broker.waitForRoom(this.maxBacklogChars, this.backlogWaitMs))) throw this.backlogFull(inputs.length, inputs[0]?.source ?? 'other');
     this.assertOpen();
     const publishing = this.telemetry.publishing(encoded.map((e) => e.envelope.type));
+    const writes: Promise<void>[] = [];
     for (const [i, { envelope, body }] of encoded.entries()) {
       // The parsed wire form goes along for the first consumer (it is also what this returns: read-only).
-      const routed = this.broker.publish(this.names.exchange, keys[i] as string, { body, headers: { ...publishing.headers }, redelivered: false, expiresAt: null, checkedBy: this.validator, parsed: envelope });
+      const routed = this.broker.publish(this.names.exchange, keys[i] as string, { body, headers: { ...publishing.headers }, redelivered: false, expiresAt: null, checkedBy: this.validator, parsed: envelope }, writes);
       this.metrics.count('published', envelope.source);
       if (routed === 0) {
         this.metrics.count('unroutable', envelope.source);
@@ -129,8 +152,31 @@ export class MemoryBus implements Bus {
       }
     }
     publishing.done();
+    // Confirmed once every durable copy is on the disk (one flush for all that were written together).
+    await this.broker.confirm(writes);
     await Promise.resolve();
     return encoded.map((e) => e.envelope);
+  }
+
+  private backlogFull(messages: number, source: string): ProblemError {
+    this.metrics.count('refused', source, messages);
+    const mib = Math.round(this.maxBacklogChars / (1024 * 1024));
+    return new ProblemError('service-unavailable', {
+      detail: `Sightline is behind: the messages waiting for its consumers fill the bound of ${mib} MiB, so this request was not accepted (nothing of it was stored).`,
+      remediation: `Retry after Retry-After (${BACKLOG_RETRY_AFTER_S} s) with the request unchanged (the same Idempotency-Key); send smaller or fewer batches at once if it persists.`,
+      headers: { 'Retry-After': String(BACKLOG_RETRY_AFTER_S) },
+    });
+  }
+
+  /**
+   * Waits until this broker's consumers have handled everything queued for them (a drain on
+   * shutdown), at most `timeoutMs`; returns how many messages were still waiting then. Those stay in
+   * the journal of a durable broker for the next start; a broker without one loses them.
+   */
+  async finishQueued(timeoutMs: number): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.broker.pendingWork() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    return this.broker.pendingWork();
   }
 
   async consume(options: ConsumeOptions): Promise<Consumer> {
@@ -138,6 +184,8 @@ export class MemoryBus implements Bus {
     const { service } = options;
     const { plain, partitioned } = splitTypes(options.types, this.partitioning);
     const queue = this.declareServiceQueue(service, plain);
+    const stop = new AbortController();
+    this.stops.add(stop);
     const policy: DeliveryPolicy = {
       handler: options.handler,
       validator: this.validator,
@@ -146,12 +194,16 @@ export class MemoryBus implements Bus {
       logger: this.logger,
       service,
       telemetry: this.telemetry,
+      // A delivery waiting out a store outage is given back when this consumer drains or the bus closes.
+      stopping: stop.signal,
+      ...(options.maxOutageBackoffMs !== undefined ? { maxOutageBackoffMs: options.maxOutageBackoffMs } : {}),
+      onOutage: () => this.metrics.count('store_outage', service),
     };
     const prefetch = options.prefetch ?? DEFAULT_PREFETCH;
     // The service queue always: it carries the plain types, and drains what an older topology left there.
     const consumer = new MemoryConsumer(this.broker, queue, prefetch, (message, settler) => this.handleEvent(service, queue, policy, message, settler));
     this.track(consumer);
-    if (partitioned.length === 0) return consumer;
+    if (partitioned.length === 0) return stoppable(consumer, stop);
 
     const balancer = new PartitionBalancer({
       member: randomUUID(),
@@ -167,7 +219,7 @@ export class MemoryBus implements Bus {
     for (let n = 0; n < this.partitioning.count; n += 1) {
       const partitionQueue = this.declarePartitionQueue(service, n, partitioned);
       const turn: MemoryPartitionConsumer = new MemoryPartitionConsumer(this.broker, n, partitionQueue, prefetch, {
-        handle: (message, settler) => this.handleEvent(service, partitionQueue, policy, message, settler),
+        handle: (message, settler) => this.handleEvent(service, partitionQueue, policy, message, settler, n),
         shouldYield: () => balancer.shouldYield(n),
         yieldNow: () => void balancer.yieldTurn(turn),
       });
@@ -176,7 +228,7 @@ export class MemoryBus implements Bus {
     }
     await balancer.start(turns);
     this.balancers.add(balancer);
-    return consumerGroup([consumer, ...turns], balancer);
+    return stoppable(consumerGroup([consumer, ...turns], balancer), stop);
   }
 
   async declareQueue(service: string, types: string[]): Promise<void> {
@@ -188,8 +240,8 @@ export class MemoryBus implements Bus {
 
   private declareServiceQueue(service: string, types: string[]): string {
     const queue = this.names.serviceQueue(service);
-    this.broker.assertQueue(this.names.deadLetterQueue(service));
-    this.broker.assertQueue(queue);
+    this.broker.assertQueue(this.names.deadLetterQueue(service), { durable: true });
+    this.broker.assertQueue(queue, { durable: true });
     for (const type of types) this.broker.bind(this.names.exchange, queue, type);
     return queue;
   }
@@ -197,8 +249,8 @@ export class MemoryBus implements Bus {
   /** Partition `n` of a service's partitioned types: one active consumer at a time. */
   private declarePartitionQueue(service: string, n: number, types: string[]): string {
     const queue = this.names.partitionQueue(service, n);
-    this.broker.assertQueue(this.names.deadLetterQueue(service));
-    this.broker.assertQueue(queue, { singleActive: true });
+    this.broker.assertQueue(this.names.deadLetterQueue(service), { durable: true });
+    this.broker.assertQueue(queue, { singleActive: true, durable: true });
     for (const type of types) this.broker.bind(this.names.exchange, queue, this.names.partitionKey(type, n));
     return queue;
   }
@@ -290,9 +342,48 @@ export class MemoryBus implements Bus {
     return letters;
   }
 
+  /**
+   * Redrive (redrive.ts) on the in-process broker: one synchronous pass over the dead-letter queue,
+   * so concurrent redrives never move a letter twice; the copies are journalled and confirmed before
+   * the dead letters' entries go (MemoryBroker.move). A dry run only looks.
+   */
+  async redriveDeadLetters(service: string, options: RedriveOptions = {}): Promise<RedriveResult> {
+    this.assertOpen();
+    const dryRun = options.dryRun ?? false;
+    const max = redriveMax(options.max);
+    const deadQueue = this.names.deadLetterQueue(service);
+    const tally = new RedriveTally(service, dryRun);
+    const target = { service, names: this.names, partitions: this.partitioning };
+    const route = (message: StoredMessage): { queue: string; message: StoredMessage } | null => {
+      const plan = planRedrive(message.body, message.headers, target);
+      if (plan.kind === 'keep') {
+        tally.keep(plan.cause);
+        return null;
+      }
+      if (this.broker.queueStats(plan.queue) === null) {
+        tally.keep('no queue');
+        return null;
+      }
+      tally.move(plan);
+      return { queue: plan.queue, message: { body: message.body, headers: plan.headers, redelivered: false, expiresAt: null } };
+    };
+    if (dryRun) {
+      for (const message of this.broker.peek(deadQueue)) {
+        if (tally.movedCount >= max) break;
+        route(message);
+      }
+    } else {
+      await this.broker.move(deadQueue, max, route);
+      if (tally.movedCount > 0) this.logger.info({ service, moved: tally.movedCount }, 'bus: dead letters redriven to their service queue');
+    }
+    return tally.result(this.broker.queueStats(deadQueue)?.messages ?? 0);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const stop of this.stops) stop.abort();
+    this.stops.clear();
     for (const balancer of this.balancers) balancer.halt();
     for (const consumer of this.consumers) consumer.disconnect();
     this.consumers.clear();
@@ -302,6 +393,7 @@ export class MemoryBus implements Bus {
       call.reject(new BusClosedError());
     }
     this.pending.clear();
+    await this.broker.detach();
   }
 
   private track(consumer: MemoryConsumer | MemoryPartitionConsumer): void {
@@ -309,8 +401,11 @@ export class MemoryBus implements Bus {
     consumer.onDrained = () => this.consumers.delete(consumer);
   }
 
-  /** `queue`: where a retry goes back to (the service queue, or the message's partition). */
-  private async handleEvent(service: string, queue: string, policy: DeliveryPolicy, message: StoredMessage, settler: Settler): Promise<void> {
+  /**
+   * `queue`: where a retry goes back to (the service queue, or the message's partition);
+   * `partition`: that partition, recorded on a dead letter so a redrive puts it back there.
+   */
+  private async handleEvent(service: string, queue: string, policy: DeliveryPolicy, message: StoredMessage, settler: Settler, partition?: number): Promise<void> {
     const previous = failuresFrom(message.headers, HEADER.failures);
     // What this process published through the same validator was checked then; parse, do not check
     // again. The publisher's parsed copy is used once: a redelivery gets the body parsed afresh.
@@ -321,27 +416,45 @@ export class MemoryBus implements Bus {
     if (!settler.outstanding) return;
     if (outcome.kind === 'ack') {
       this.metrics.count('consumed', service);
-    } else if (outcome.kind === 'retry') {
+      settler.ack();
+      return;
+    }
+    // Stopped while a store was out of reach: back to the head of its queue, no attempt spent.
+    if (outcome.kind === 'requeue') {
+      settler.requeue();
+      return;
+    }
+    // The retry or the dead letter replaces this delivery: it is on the disk before this is acked.
+    const writes: Promise<void>[] = [];
+    if (outcome.kind === 'retry') {
       this.metrics.count('retried', service);
       const retry: StoredMessage = { body: message.body, headers: { ...message.headers, [HEADER.failures]: outcome.attempts }, redelivered: false, expiresAt: null, ...(message.checkedBy ? { checkedBy: message.checkedBy } : {}) };
       // The broker owns the timer, so a retry survives this client closing.
-      this.broker.later(outcome.delayMs, () => this.broker.sendToQueue(queue, retry));
+      this.broker.sendLater(queue, retry, outcome.delayMs, writes);
     } else {
       this.metrics.count('dead_lettered', service);
       const deadQueue = this.names.deadLetterQueue(service);
       this.broker.sendToQueue(deadQueue, {
         body: message.body,
-        headers: { ...message.headers, [HEADER.failures]: outcome.attempts, [HEADER.reason]: outcome.reason },
+        headers: { ...message.headers, [HEADER.failures]: outcome.attempts, [HEADER.reason]: outcome.reason, ...(partition === undefined ? {} : { [PARTITION_HEADER]: partition }) },
         redelivered: false,
         expiresAt: null,
-      });
-      // In memory (and lost on restart anyway), dead letters are bounded: a consumer that fails
-      // everything must not grow the process without end. The oldest go first, counted and logged.
+      }, writes);
+      // Held in memory, dead letters are bounded: a consumer that fails everything must not grow
+      // the process without end. The oldest go first, counted and logged.
       const dropped = this.broker.trim(deadQueue, this.maxDeadLetterChars);
       if (dropped > 0) {
         this.metrics.count('dead_letter_dropped', service, dropped);
         this.logger.error({ service, dropped }, 'bus: in-process dead-letter queue over its bound; its oldest dead letters were dropped');
       }
+    }
+    try {
+      await this.broker.confirm(writes);
+    } catch (error) {
+      // Not on the disk: keep this delivery instead (it comes again), rather than lose it.
+      this.logger.error({ service, err: error }, 'bus: journal write failed; the delivery goes back to its queue');
+      settler.requeue();
+      return;
     }
     settler.ack();
   }

@@ -204,6 +204,17 @@ export function splitTypes(types: readonly string[], settings: PartitionSettings
 }
 
 /** One consumer made of several (the service queue and its partitions); drained together. */
+/** `consumer`, whose drain first aborts `stop` (deliveries waiting out a store outage are given back). */
+export function stoppable(consumer: Consumer, stop: AbortController): Consumer {
+  return {
+    async drain() {
+      stop.abort();
+      await consumer.drain();
+    },
+    isHealthy: () => consumer.isHealthy(),
+  };
+}
+
 export function consumerGroup(parts: readonly Consumer[], balancer: PartitionBalancer | null): Consumer {
   return {
     async drain() {

@@ -18,6 +18,7 @@ export function toRemoteProblem(err: unknown): RemoteProblem {
     const problem: RemoteProblem = { kind: err.kind, status: err.status, detail: err.message, remediation: err.remediation };
     if (err.allowed) problem.allowed = [...err.allowed];
     if (err.extra) problem.extra = err.extra;
+    if (err.headers) problem.headers = err.headers;
     return problem;
   }
   return internalProblem('The service failed to answer this request.');

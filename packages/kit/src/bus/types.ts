@@ -41,6 +41,11 @@ export interface ConsumeOptions {
   maxAttempts?: number;
   /** Delay before a retry, grown per attempt (base * attempt). Default 200 ms. */
   retryDelayMs?: number;
+  /**
+   * Longest wait between two tries of a delivery held because a store is out of reach (1 s doubling
+   * up to this; no attempt spent). Default 120 000 ms.
+   */
+  maxOutageBackoffMs?: number;
 }
 
 export interface Consumer {
@@ -93,6 +98,33 @@ export interface DeadLetter {
   attempts: number;
 }
 
+export interface RedriveOptions {
+  /** Report what would move; move nothing. Default false. */
+  dryRun?: boolean;
+  /** Most dead letters to move (kept ones do not count). Default 10 000. */
+  max?: number;
+}
+
+/** What a redrive moved (a dry run: would move) out of a service's dead-letter queue. */
+export interface RedriveResult {
+  service: string;
+  dryRun: boolean;
+  /** Dead letters moved back to the service's queues (a dry run: that would move). */
+  moved: number;
+  /** Moved per message type. */
+  byType: Record<string, number>;
+  /** Moved per dead-letter reason (the last failure's error, or the broker's own reason). */
+  byReason: Record<string, number>;
+  /** The first moved letters' ids (at most 10), oldest first. */
+  firstIds: string[];
+  /** Dead letters looked at and left in the dead-letter queue, in their place. */
+  kept: number;
+  /** Kept per cause: `unparseable` (the body is not an envelope), `partition unknown`, `no queue`. */
+  keptBy: Record<string, number>;
+  /** Dead letters in the queue afterwards: the kept ones, those past `max`, any that arrived meanwhile. */
+  remaining: number;
+}
+
 export interface Bus {
   readonly driver: 'amqp' | 'memory';
   /** Partitions of every partitioned type (1 when nothing is partitioned). */
@@ -121,8 +153,24 @@ export interface Bus {
    * timer rather than in a queue. A queue that does not exist is left out.
    */
   queueStats(service: string, kinds: readonly QueueKind[]): Promise<QueueStat[]>;
+  /**
+   * A drain on shutdown: waits until the consumers of this process have handled what is queued for
+   * them, at most `timeoutMs`, and returns how many messages were still waiting. The in-process
+   * broker holds its queues, so it waits; on RabbitMQ the queues outlive the process (other replicas
+   * or the next start take them), so it returns 0 at once.
+   */
+  finishQueued(timeoutMs: number): Promise<number>;
   /** Reads (and removes) up to `max` dead letters of a service: for operators and tests. */
   takeDeadLetters(service: string, max?: number): Promise<DeadLetter[]>;
+  /**
+   * Moves a service's dead letters back to that service's own queue (a partitioned type to its
+   * partition's queue; never through the exchange, so no other service gets a second copy), oldest
+   * first and in order, each with the same message id, its failure count reset to 0 and its reason
+   * removed. A letter that cannot be moved (a body that is not an envelope, a partition that cannot
+   * be told, no queue of the service to take it) stays in the dead-letter queue and is counted as
+   * kept. `dryRun` reports what would move and moves nothing. See bus/redrive.ts.
+   */
+  redriveDeadLetters(service: string, options?: RedriveOptions): Promise<RedriveResult>;
   close(): Promise<void>;
 }
 
@@ -174,6 +222,8 @@ export interface RemoteProblem {
   remediation?: string;
   allowed?: string[];
   extra?: Record<string, unknown>;
+  /** Response headers the answer should carry (Retry-After). */
+  headers?: Record<string, string>;
 }
 
 /** A message or RPC body failed its schema on the sending side: nothing was sent. */

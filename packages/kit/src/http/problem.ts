@@ -69,6 +69,7 @@ export function renderProblem(error: unknown, requestId: string, typeBase: strin
       remediation = error.problem.remediation ?? remediation;
       allowed = error.problem.allowed;
       extra = error.problem.extra;
+      headers = error.problem.headers ?? {};
     }
   } else if (error instanceof RpcNoConsumerError) {
     // Said at once, not after the deadline: nobody runs the service that answers this now.

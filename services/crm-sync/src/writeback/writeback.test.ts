@@ -193,7 +193,7 @@ describe('outcome write-back (contacts + crm-sync in one process)', () => {
     const config = loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_BUS_NAMESPACE: namespace });
     const options: CrmSyncOptions = { credentialsKey: CREDENTIALS_KEY, adPlatformUrls: { google_ads: ads.url, meta_ads: ads.url } };
     proc = await startModules({ config, modules: [createContactsModule(), crmSyncModule(options)], logger: createLogger({ level: 'silent' }) });
-    caller = await createBus({ namespace, validator: messageValidator, logger: createLogger({ level: 'silent' }) });
+    caller = await createBus({ namespace, journalDir: join(dataDir, 'bus'), validator: messageValidator, logger: createLogger({ level: 'silent' }) });
     crm.records.set('501', { email: 'ada@example.com', fields: {} });
     crm.records.set('502', { email: 'bob@example.com', fields: {} });
   }, 60_000);
