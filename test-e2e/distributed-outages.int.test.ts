@@ -6,10 +6,12 @@
 // restarted; PostgreSQL is fast-restarted (transactions in flight); ClickHouse and Redis are each
 // gone for 30 s; then every service type is killed with SIGKILL once and started again. At the end
 // every acknowledged event is stored once, contacts hold one row per conversion, no service has a
-// dead letter, no process ended on its own, and every one is ready.
+// dead letter, no process ended on its own, and every one is ready. A workspace with a monthly
+// allowance keeps its month's request count through the Redis restart.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Redis from 'ioredis';
 import { ClickHouseShimProcess, PrivatePostgres, PrivateRabbit, PrivateRedis } from '@sightline/kit/testing/private-servers';
 import { adminClient } from './admin-client';
 import { eventBatch } from './event-batches';
@@ -147,11 +149,39 @@ describe('the distributed mode loses nothing to a restart of any server or a kil
     await clickhouse.up();
     await progress('the ClickHouse outage');
 
+    // A workspace on a plan with a monthly allowance makes 10 counted requests before Redis goes.
+    const quotaWs = await admin('/workspaces', { name: 'Quota', plan: 'free' });
+    await admin(`/workspaces/${quotaWs['id']}/websites`, { domain: 'quota.test' });
+    const { key: quotaKey } = await admin('/keys', { workspace_id: quotaWs['id'] });
+    const countedRequest = async (): Promise<void> => {
+      const r = await fetch(`${gateway().baseUrl}/v1/me`, { headers: { authorization: `Bearer ${String(quotaKey)}` } });
+      expect(r.status).toBe(200);
+      await r.arrayBuffer();
+    };
+    for (let i = 0; i < 10; i += 1) await countedRequest();
+    const counter = `quota:ws:${String(quotaWs['id'])}:${new Date().toISOString().slice(0, 7)}`;
+    const monthCount = async (): Promise<string | null> => {
+      const client = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      try {
+        await client.connect();
+        return await client.get(counter);
+      } finally {
+        client.disconnect();
+      }
+    };
+    expect(await monthCount()).toBe('10');
+    await sleep(3_000); // past the gateway's 2 s flush of the month's counts
+
     phase('Redis outage');
     await redis.down();
     await sleep(OUTAGE_MS);
     await redis.up();
     await progress('the Redis outage');
+    // Redis came back empty; the gateway, ready again on its own, goes on from the stored count.
+    const readyDeadline = Date.now() + 30_000;
+    while ((await fetch(`${gateway().adminUrl}/readyz`).then((r) => r.status, () => 0)) !== 200 && Date.now() < readyDeadline) await sleep(200);
+    await countedRequest();
+    expect(await monthCount()).toBe('11');
 
     for (const service of SERVICES) {
       const proc = procs.get(service) as SightlineProcess;
