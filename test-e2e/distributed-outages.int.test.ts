@@ -143,9 +143,24 @@ describe('the distributed mode loses nothing to a restart of any server or a kil
     await postgres.restart();
     await progress('the PostgreSQL restart');
 
+    /** /readyz of a process answers 503 naming the missing store while it is gone. */
+    const notReadyFor = async (service: Service, store: string): Promise<void> => {
+      const deadline = Date.now() + 15_000;
+      let last = '';
+      while (Date.now() < deadline) {
+        const r = await fetch(`${(procs.get(service) as SightlineProcess).adminUrl}/readyz`).catch(() => null);
+        last = r ? `${r.status} ${await r.text()}` : 'no answer';
+        if (r?.status === 503 && last.toLowerCase().includes(store)) return;
+        await sleep(250);
+      }
+      throw new Error(`${service}'s /readyz did not report ${store} missing: ${last}`);
+    };
+
     phase('ClickHouse outage');
+    const outageStarted = Date.now();
     await clickhouse.down();
-    await sleep(OUTAGE_MS);
+    await notReadyFor('ingest', 'clickhouse');
+    await sleep(Math.max(0, OUTAGE_MS - (Date.now() - outageStarted)));
     await clickhouse.up();
     await progress('the ClickHouse outage');
 
@@ -173,8 +188,10 @@ describe('the distributed mode loses nothing to a restart of any server or a kil
     await sleep(3_000); // past the gateway's 2 s flush of the month's counts
 
     phase('Redis outage');
+    const redisGone = Date.now();
     await redis.down();
-    await sleep(OUTAGE_MS);
+    await notReadyFor('gateway', 'redis');
+    await sleep(Math.max(0, OUTAGE_MS - (Date.now() - redisGone)));
     await redis.up();
     await progress('the Redis outage');
     // Redis came back empty; the gateway, ready again on its own, goes on from the stored count.

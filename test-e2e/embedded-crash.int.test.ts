@@ -48,7 +48,7 @@ describe('the embedded mode keeps every acknowledged event through SIGTERM and k
     });
     expect(created.status).toBe(200);
     const funnelId = String(((await created.json()) as { data: { id: string } }).data.id);
-    const firstDay = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const windowFrom = new Date(Date.now() - 3_600_000).toISOString();
 
     let acknowledged = 0;
     let acknowledgedBatches = 0;
@@ -157,10 +157,12 @@ describe('the embedded mode keeps every acknowledged event through SIGTERM and k
     );
     expect(job).toMatchObject({ status: 'done', outcomes: conversions, published: 0 });
     // The funnel's read model, kept through every stop, agrees with the batches and with its rebuild.
-    const window = `from=${firstDay}&to=${new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}`;
+    // From an hour before the first batch to now: every batch's events, whatever the date.
+    const window = `from=${encodeURIComponent(windowFrom)}&to=${encodeURIComponent(new Date().toISOString())}`;
     const funnelSteps = async (): Promise<{ computedFrom: string; reached: number[] }> => {
       const r = await fetch(`${base}/v1/funnels/${funnelId}/steps?website=crash.test&${window}`, { headers: auth });
       const body = (await r.json()) as { data: { reached: number }[]; meta: { computed_from: string } };
+      if (r.status !== 200) throw new Error(`funnel steps answered ${r.status}: ${JSON.stringify(body)}`);
       return { computedFrom: body.meta.computed_from, reached: body.data.map((step) => step.reached) };
     };
     let live = await funnelSteps();

@@ -1,36 +1,17 @@
 // Issue 23: "Quota counters survive a Redis restart". The gateway on PostgreSQL, RabbitMQ and a
-// private redis-server without persistence (started here on a free port, so the shared 6379 is never
+// private redis-server without persistence (kit's testing/private-servers, on a free port, so the shared 6379 is never
 // restarted). Requests are counted, a flush writes the month's count to PostgreSQL, redis-server is
 // killed and started empty, and the counter goes on from where it was.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, createStoreProvider, loadConfig, startModules, type KvStore, type RunningProcess } from '@sightline/kit';
+import { PrivateRedis } from '@sightline/kit/testing/private-servers';
 import { distributedServers } from '@sightline/kit/testing/servers';
 import { createGatewayModule } from './index';
 import { QUOTA_FLUSH_INTERVAL_MS } from './quota-ledger';
 
 type StoreProvider = ReturnType<typeof createStoreProvider>;
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-
-const accepts = (port: number): Promise<boolean> =>
-  new Promise((resolve) => {
-    const socket = new Socket();
-    socket.setTimeout(500, () => (socket.destroy(), resolve(false)));
-    socket.once('error', () => (socket.destroy(), resolve(false)));
-    socket.connect(port, '127.0.0.1', () => (socket.end(), resolve(true)));
-  });
 
 async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -42,54 +23,29 @@ async function until<T>(what: string, check: () => Promise<T | undefined | false
   }
 }
 
-/** A redis-server of this test's own: no RDB snapshots, no AOF, its own empty directory. */
-class PrivateRedis {
-  private child: ChildProcess | null = null;
-  constructor(readonly port: number, private readonly dir: string) {}
-
-  async start(): Promise<void> {
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir], { stdio: 'ignore' });
-    this.child = child;
-    await until(`redis-server on ${this.port}`, () => accepts(this.port));
-  }
-
-  /** Killed, as a crash or a pod eviction ends it: nothing is written on the way out. */
-  async kill(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGKILL');
-    await exited;
-    this.child = null;
-  }
-}
-
 describe('monthly quota across a Redis restart (PostgreSQL + Redis + RabbitMQ)', () => {
   let servers: Awaited<ReturnType<typeof distributedServers>>;
   let redis: PrivateRedis;
-  let redisDir: string;
   let dataDir: string;
   let proc: RunningProcess | undefined;
   let probeStores: StoreProvider | undefined;
 
   beforeAll(async () => {
     servers = await distributedServers(['gateway']);
-    redisDir = mkdtempSync(join(tmpdir(), 'sightline-redis-'));
     dataDir = mkdtempSync(join(tmpdir(), 'sightline-quota-int-'));
-    redis = new PrivateRedis(await freePort(), redisDir);
-    await redis.start();
+    redis = await PrivateRedis.start();
   }, 60_000);
 
   afterAll(async () => {
     await probeStores?.close();
     await proc?.stop();
-    await redis?.kill();
+    await redis?.destroy();
     await servers?.cleanup();
-    for (const dir of [redisDir, dataDir]) if (dir) rmSync(dir, { recursive: true, force: true });
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   }, 60_000);
 
   it('the month\'s count goes on from where it was after redis-server restarts empty', async () => {
-    const redisUrl = `redis://127.0.0.1:${redis.port}`;
+    const redisUrl = redis.url;
     proc = await startModules({
       config: loadConfig({
         SIGHTLINE_PORT: '0',
@@ -131,8 +87,8 @@ describe('monthly quota across a Redis restart (PostgreSQL + Redis + RabbitMQ)',
     // A flush writes the month's count within the interval.
     await until('the flush of 12', async () => (await storedCount(ws)) === 12, QUOTA_FLUSH_INTERVAL_MS * 3);
 
-    await redis.kill();
-    await redis.start();
+    await redis.down();
+    await redis.up();
     // The restart lost the counter (asked until the probe's connection is back).
     expect(await until('the probe back on redis', async () => ({ value: await probe.get(counter) }))).toEqual({ value: null });
     await until('the gateway ready again', async () => (await fetch(`http://127.0.0.1:${running.adminPort}/readyz`)).status === 200, 30_000);

@@ -84,6 +84,8 @@ export function ingestRpcHandlers(deps: { bus: ServiceBus<'ingest'>; kv: KvStore
           return { status: 200, body: stored.result, headers: { 'Idempotent-Replayed': 'true' } };
         }
       }
+      // Refused (503) before classifying when the bus is too far behind to take the batch.
+      await deps.bus.admit();
       const intake = intakeApiEvents({ events: request.body.events, website: site, classifier: deps.classifier, idempotencyKey: scopedKey, receivedAt: new Date() });
       // With a key the batch id is derived from it, so a concurrent duplicate dedupes downstream too.
       const batchId = scopedKey ? `api:${createHash('sha256').update(`${request.workspace.id}:${scopedKey}`).digest('hex').slice(0, 32)}` : `api:${randomUUID()}`;
@@ -97,6 +99,7 @@ export function ingestRpcHandlers(deps: { bus: ServiceBus<'ingest'>; kv: KvStore
     },
 
     'ingest.collect': async (request: CollectRequest): Promise<{ accepted: number; rejected: number }> => {
+      await deps.bus.admit();
       const intake = intakeTrackerHits({ body: request.body, website: request.website, ip: request.ip, userAgent: request.user_agent, classifier: deps.classifier, receivedAt: new Date() });
       const { published, refused } = await publishAccepted(`tracker:${randomUUID()}`, request.website, 'tracker', intake.events);
       return { accepted: published, rejected: intake.rejected + refused.size };

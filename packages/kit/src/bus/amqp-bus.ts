@@ -447,6 +447,11 @@ export class AmqpBus implements Bus {
     return stats;
   }
 
+  /** RabbitMQ holds the backlog and flow-controls publishers itself: nothing to refuse here. */
+  async admit(): Promise<void> {
+    this.assertOpen();
+  }
+
   /** The queues live in RabbitMQ, not in this process: nothing to wait for. */
   async finishQueued(): Promise<number> {
     return 0;

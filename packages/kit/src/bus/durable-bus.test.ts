@@ -166,6 +166,9 @@ describe('backpressure of the in-process bus', () => {
     expect(refused).toBeInstanceOf(ProblemError);
     expect((refused as ProblemError).kind).toBe('service-unavailable');
     expect((refused as ProblemError).headers?.['Retry-After']).toBe('1');
+    // admit() answers the same before any work is done: refused at the bound, taken above it.
+    await expect(atBound.admit()).rejects.toMatchObject({ kind: 'service-unavailable', headers: { 'Retry-After': '1' } });
+    await expect(aboveBound.admit()).resolves.toBeUndefined();
     await aboveBound.publish({ type: 'test.bp.ping', payload: { n: 11 }, source: 'test' });
 
     // A handler's own publish never waits nor is refused, however far behind the consumers are.

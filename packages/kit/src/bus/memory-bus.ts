@@ -137,7 +137,7 @@ export class MemoryBus implements Bus {
     const encoded = inputs.map((input) => encodeEnvelope(input, this.validator));
     // Backpressure at the edge: an entry point waits a moment while the consumers are behind, then
     // is refused (503 with Retry-After) rather than held or accepted beyond what the queues may hold.
-    if (!inHandler.getStore() && !(await this.broker.waitForRoom(this.maxBacklogChars, this.backlogWaitMs))) throw this.backlogFull(inputs.length, inputs[0]?.source ?? 'other');
+    if (!inHandler.getStore()) await this.admitFrom(inputs[0]?.source ?? 'other', inputs.length);
     this.assertOpen();
     const publishing = this.telemetry.publishing(encoded.map((e) => e.envelope.type));
     const writes: Promise<void>[] = [];
@@ -156,6 +156,16 @@ export class MemoryBus implements Bus {
     await this.broker.confirm(writes);
     await Promise.resolve();
     return encoded.map((e) => e.envelope);
+  }
+
+  async admit(): Promise<void> {
+    this.assertOpen();
+    await this.admitFrom('edge', 0);
+  }
+
+  /** Waits up to the backlog wait for room; throws the 503 problem when none came. */
+  private async admitFrom(source: string, messages: number): Promise<void> {
+    if (!(await this.broker.waitForRoom(this.maxBacklogChars, this.backlogWaitMs))) throw this.backlogFull(messages, source);
   }
 
   private backlogFull(messages: number, source: string): ProblemError {

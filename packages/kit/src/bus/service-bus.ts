@@ -29,6 +29,8 @@ export interface ServiceBus<S extends ServiceName> {
   partitionOf(key: string): number;
   publish(input: PublishInputOf<PublishedBy<S>>): Promise<Envelope>;
   publishMany(inputs: readonly PublishInputOf<PublishedBy<S>>[]): Promise<Envelope[]>;
+  /** Bus.admit: before intake work that ends in a publish, so a full backlog refuses it before the work is spent. */
+  admit(): Promise<void>;
   call<M extends RpcMethod>(method: M, request: RpcRequestOf<M>, options?: RpcCallOptions): Promise<RpcResponseOf<M>>;
 }
 
@@ -50,6 +52,7 @@ export function serviceBus<S extends ServiceName>(bus: Bus, service: S): Service
     partitionOf: (key) => partitionOf(key, bus.partitions),
     publish: async (input) => (await bus.publishMany(check([input])))[0] as Envelope,
     publishMany: (inputs) => bus.publishMany(check(inputs)),
+    admit: () => bus.admit(),
     call: (method, request, options) => {
       if (!isRpcMethod(method)) throw new InvalidMessageError(`unknown RPC method '${method}'`);
       return bus.rpc(method, request, { ...options, caller: service });

@@ -136,6 +136,13 @@ export interface Bus {
   publish<P>(input: PublishInput<P>): Promise<Envelope<P>>;
   /** Publishes several messages, resolving when all are confirmed. */
   publishMany(inputs: PublishInput[]): Promise<Envelope[]>;
+  /**
+   * For an entry point about to do work that ends in a publish (an intake request): resolves once a
+   * publish from outside a handler would be taken now, or throws the 503 service-unavailable
+   * ProblemError (with Retry-After) that publish would throw, before the work is spent. The
+   * in-process bus waits up to its backlog wait; RabbitMQ resolves at once.
+   */
+  admit(): Promise<void>;
   consume(options: ConsumeOptions): Promise<Consumer>;
   /**
    * Declares a service's durable queue bound to `types` without consuming, so messages for a
