@@ -38,19 +38,31 @@ function* eventBatches() {
   const latencies = [];
   let sent = 0;
   let failed = 0;
+  // 503s (the in-process backlog is full): the batch is sent again after Retry-After, as a client
+  // does; counted, so a refusal is never a silent drop.
+  let refused = 0;
   const end = Date.now() + seconds * 1000;
   await Promise.all(Array.from({ length: concurrency }, async () => {
+    let events = null;
     while (Date.now() < end) {
-      const events = batches.next().value;
+      events ??= batches.next().value;
       const t0 = process.hrtime.bigint();
       const r = await fetch(`${baseUrl}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ events }) });
       const body = await r.json();
       latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
-      if (r.status === 200) sent += body.accepted;
-      else failed += 1;
+      if (r.status === 200) {
+        sent += body.accepted;
+        events = null;
+      } else if (r.status === 503) {
+        refused += 1;
+        await new Promise((resolve) => setTimeout(resolve, Number(r.headers.get('retry-after') ?? 1) * 1000));
+      } else {
+        failed += 1;
+        events = null;
+      }
     }
   }));
   // This thread's CPU seconds (the load generator's own cost, apart from the server's).
   const cpuSeconds = Number(require('node:fs').readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]) / 1e9;
-  parentPort.postMessage({ latencies, sent, failed, cpuSeconds });
+  parentPort.postMessage({ latencies, sent, failed, refused, cpuSeconds });
 })();

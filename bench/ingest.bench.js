@@ -71,37 +71,51 @@ function rssByMinute(rss) {
 }
 
 async function runEmbedded() {
-  const target = await startEmbedded();
-  let m;
-  try {
-    m = await measure(target);
-  } finally {
-    await target.stop();
+  // The same load twice in one run: the default durable bus (its journal under the data directory)
+  // and the memory-only bus (SIGHTLINE_BUS_DURABLE=false, what earlier versions ran) as the baseline.
+  const runs = [];
+  for (const durable of [true, false]) {
+    const target = await startEmbedded(['all'], { SIGHTLINE_BUS_DURABLE: String(durable) });
+    try {
+      const commitsBefore = target.journalCommits();
+      const m = await measure(target);
+      m.commits = target.journalCommits() - commitsBefore;
+      m.journalBytes = target.journalBytes();
+      runs.push({ durable, m });
+    } finally {
+      await target.stop();
+    }
   }
+  const [{ m }, { m: memoryOnly }] = runs;
   const groups = threadGroups(m.cpuBefore, m.cpuAfter);
   const serverCpu = Object.values(groups).reduce((s, v) => s + v, 0);
+  const memoryCpu = Object.values(threadGroups(memoryOnly.cpuBefore, memoryOnly.cpuAfter)).reduce((s, v) => s + v, 0);
   const baseline = await chdbBaseline(Math.min(m.sent, 200_000));
   const minutes = rssByMinute(m.rss);
+  const ratio = m.perSecond / memoryOnly.perSecond;
   const body = [
-    `Machine: ${machine()}; load average ${loadText(m.loads)} while measuring (other work shares the 2 cores). Mode: **embedded** (one process: every module, PGlite, chDB, in-memory KV, in-process bus with one intake partition). ${CONCURRENCY} concurrent clients in a worker thread of the same process, batches of 200 events from @sightline/datagen, ${SECONDS} s of sending.`,
+    `Machine: ${machine()}; load average ${loadText(m.loads)} while measuring the durable run, ${loadText(memoryOnly.loads)} the memory-only one (other work shares the 2 cores). Mode: **embedded** (one process: every module, PGlite, chDB, in-memory KV, in-process bus with one intake partition). ${CONCURRENCY} concurrent clients in a worker thread of the same process, batches of 200 events from @sightline/datagen, ${SECONDS} s of sending; a 503 is sent again after its Retry-After and counted. Two runs in this one: the durable bus (default: every queue journalled in LMDB under the data directory, a publish confirmed once flushed) and the memory-only bus (SIGHTLINE_BUS_DURABLE=false) as the baseline.`,
     '',
-    '| figure | value |',
-    '|---|---|',
-    `| events accepted | ${m.sent} (${m.failed} failed requests) |`,
-    `| sustained rate, sent → queryable in ClickHouse | **${fmt(m.perSecond, 0)} events/s** (${fmt(m.queryableSeconds, 1)} s until the last event was queryable; sending took ${fmt(m.sendSeconds, 1)} s) |`,
-    `| request latency p50 / p99 | ${fmt(m.p50, 1)} ms / ${fmt(m.p99, 1)} ms per 200-event batch |`,
-    `| CPU per 1,000 events, the server (all its threads) | **${fmt(perThousand(serverCpu, m.sent), 3)} CPU-s** (${fmt((serverCpu / m.sent) * 1e6, 0)} µs per event) |`,
-    `| of which | ${Object.entries(groups).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${fmt(perThousand(v, m.sent), 3)}`).join('; ')} |`,
-    `| CPU per 1,000 events, the load generator (worker thread) | ${fmt(perThousand(m.cpuSeconds, m.sent), 3)} CPU-s |`,
-    `| what 2 cores would carry at that cost (server + load generator) | ${fmt(2 / ((serverCpu + m.cpuSeconds) / m.sent), 0)} events/s |`,
-    `| baseline: same rows straight into chDB, 200 / 2,500 per insert | ${fmt(baseline.small, 0)} / ${fmt(baseline.large, 0)} rows/s (${fmt(baseline.smallCpuUs, 1)} / ${fmt(baseline.largeCpuUs, 1)} µs CPU per row) |`,
-    `| RSS (the process, load worker included), peak per minute | ${minutes.map((v) => fmt(v, 0)).join(', ')} MiB |`,
+    '| figure | durable bus (default) | memory-only bus (baseline) |',
+    '|---|---|---|',
+    `| events accepted | ${m.sent} (${m.failed} failed requests) | ${memoryOnly.sent} (${memoryOnly.failed} failed) |`,
+    `| answered 503 (backlog bound; sent again after Retry-After) | ${m.refused} | ${memoryOnly.refused} |`,
+    `| sustained rate, sent → queryable in ClickHouse | **${fmt(m.perSecond, 0)} events/s** (${fmt(m.queryableSeconds, 1)} s until the last event was queryable) | ${fmt(memoryOnly.perSecond, 0)} events/s (${fmt(memoryOnly.queryableSeconds, 1)} s) |`,
+    `| durable / memory-only rate | **${fmt(ratio, 2)}×** (${ratio >= 0.85 ? 'within' : 'beyond'} the 15 % the durable bus may cost) | 1.00× |`,
+    `| request latency p50 / p99 | ${fmt(m.p50, 1)} / **${fmt(m.p99, 1)} ms** per 200-event batch | ${fmt(memoryOnly.p50, 1)} / ${fmt(memoryOnly.p99, 1)} ms |`,
+    `| journal commits (each at most one flush to the disk) per 1,000 events | **${fmt((m.commits / m.sent) * 1000, 1)}** (${m.commits} in all; journal file ${fmt(m.journalBytes / 2 ** 20, 1)} MiB at the end) | — |`,
+    `| CPU per 1,000 events, the server (all its threads) | **${fmt(perThousand(serverCpu, m.sent), 3)} CPU-s** (${fmt((serverCpu / m.sent) * 1e6, 0)} µs per event) | ${fmt(perThousand(memoryCpu, memoryOnly.sent), 3)} CPU-s |`,
+    `| of which (durable run) | ${Object.entries(groups).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${fmt(perThousand(v, m.sent), 3)}`).join('; ')} | |`,
+    `| CPU per 1,000 events, the load generator (worker thread) | ${fmt(perThousand(m.cpuSeconds, m.sent), 3)} CPU-s | ${fmt(perThousand(memoryOnly.cpuSeconds, memoryOnly.sent), 3)} CPU-s |`,
+    `| what 2 cores would carry at that cost (server + load generator) | ${fmt(2 / ((serverCpu + m.cpuSeconds) / m.sent), 0)} events/s | ${fmt(2 / ((memoryCpu + memoryOnly.cpuSeconds) / memoryOnly.sent), 0)} events/s |`,
+    `| baseline: same rows straight into chDB, 200 / 2,500 per insert | ${fmt(baseline.small, 0)} / ${fmt(baseline.large, 0)} rows/s (${fmt(baseline.smallCpuUs, 1)} / ${fmt(baseline.largeCpuUs, 1)} µs CPU per row) | |`,
+    `| RSS (the process, load worker included), peak per minute | ${minutes.map((v) => fmt(v, 0)).join(', ')} MiB | ${rssByMinute(memoryOnly.rss).map((v) => fmt(v, 0)).join(', ')} MiB |`,
   ];
-  if (m.backlog.length > 1) body.push(`| messages waiting in the in-process bus, per minute (all queues) | ${m.backlog.map((n) => String(n)).join(', ')} |`);
+  if (m.backlog.length > 1) body.push(`| messages waiting in the in-process bus, per minute (all queues) | ${m.backlog.map((n) => String(n)).join(', ')} | ${memoryOnly.backlog.map((n) => String(n)).join(', ')} |`);
   if (minutes.length >= 10) {
     const last = minutes.slice(-5);
     const growth = (last[last.length - 1] - last[0]) / last[0] * 100;
-    body.push(`| RSS over the last 5 minutes | ${fmt(last[0], 0)} → ${fmt(last[last.length - 1], 0)} MiB (${growth >= 0 ? '+' : ''}${fmt(growth, 1)} %): **${Math.abs(growth) <= 5 ? 'flat' : 'not flat'}** (within 5 %) |`);
+    body.push(`| RSS over the last 5 minutes (durable run) | ${fmt(last[0], 0)} → ${fmt(last[last.length - 1], 0)} MiB (${growth >= 0 ? '+' : ''}${fmt(growth, 1)} %): **${Math.abs(growth) <= 5 ? 'flat' : 'not flat'}** (within 5 %) | |`);
   }
   const text = body.join('\n');
   process.stdout.write(`${text}\n`);
@@ -212,11 +226,11 @@ async function chdbBaseline(rows) {
 }
 
 /** One embedded process; `targets` (default all) picks modules, to measure what each one adds. */
-async function startEmbedded(targets = ['all']) {
+async function startEmbedded(targets = ['all'], env = {}) {
   const { createLogger, loadConfig, startModules } = require('@sightline/kit');
   const { MODULE_REGISTRY, TARGET_NAMES, SETTINGS_SECTIONS, resolveTargets } = require('@sightline/cli');
   const dataDir = mkdtempSync(join(tmpdir(), 'sightline-bench-ingest-'));
-  const config = loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'error', SIGHTLINE_DEMO: 'off' }, SETTINGS_SECTIONS);
+  const config = loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'error', SIGHTLINE_DEMO: 'off', ...env }, SETTINGS_SECTIONS);
   const entries = targets.includes('all') ? MODULE_REGISTRY : resolveTargets(targets);
   const proc = await startModules({ config, logger: createLogger({ level: 'error' }), modules: await Promise.all(entries.map((e) => e.create(config, TARGET_NAMES))) });
   const adminUrl = `http://127.0.0.1:${proc.adminPort}`;
@@ -229,6 +243,9 @@ async function startEmbedded(targets = ['all']) {
     /** Per-thread CPU of this process (the load worker's thread ends before the second reading). */
     cpu: () => threadCpu(),
     metrics: () => proc.metrics.getMetricsAsJSON(),
+    /** The in-process bus's journal: committed write transactions so far, and its file's size (0 when memory-only). */
+    journalCommits: () => proc.bus.broker?.journal?.commits() ?? 0,
+    journalBytes: () => proc.bus.broker?.journal?.sizeBytes() ?? 0,
     stores: () => proc.stores,
     queueStats: (service) => proc.bus.queueStats(service, ['main', 'partitioned', 'dead_letter']),
     deadLetters: (service) => proc.bus.takeDeadLetters(service, 1000),

@@ -123,6 +123,8 @@ async function admit(op: Operation, req: Request, res: Response, deps: ApiRouteD
       extra: { missing_scope: op.scope },
     });
   }
+  // Intake: when the bus is too far behind to take it, refuse (503, Retry-After) before reading the body.
+  if (op.rpcMethod === 'ingest.postEvents') await deps.bus.admit();
   res.locals[AUTH_LOCAL] = auth;
 }
 
