@@ -6,36 +6,19 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLogger, defineStandIn, loadConfig, startModules, type Envelope, type RunningProcess } from '@sightline/kit';
+import { createLogger, loadConfig, startModules, type RunningProcess } from '@sightline/kit';
+import { FAILING_CONSUMER_TYPE, failingConsumer, waitUntil } from '@sightline/kit/testing/failing-consumer';
 import { MESSAGE_EXAMPLES } from '@sightline/proto-schemas';
 import type { AdminConnection } from './admin-client';
 import { deadLetterCounts, deadLettersSummary, redriveDeadLetters, redriveSummary } from './bus-command';
 import { main } from './main';
 
-const TYPE = 'conversion.created';
+const TYPE = FAILING_CONSUMER_TYPE;
 let dataDir: string;
 let proc: RunningProcess;
 let conn: AdminConnection;
-let failuresLeft = 15; // three messages, each failing all its 5 attempts
-const handled: string[] = [];
-
-const buggy = defineStandIn({
-  name: 'changefeed',
-  needs: {},
-  async create() {
-    return {
-      consumers: {
-        [TYPE]: async (e: Envelope) => {
-          if (failuresLeft > 0) {
-            failuresLeft -= 1;
-            throw new Error('bug in the handler');
-          }
-          handled.push(e.id);
-        },
-      },
-    };
-  },
-});
+const buggy = failingConsumer(15); // three messages, each failing all its 5 attempts
+const handled = buggy.handled;
 
 /** Runs `sightline --admin-url … --admin-token … <args>` in this process; resolves with what it printed. */
 async function run(args: string[]): Promise<string> {
@@ -52,20 +35,12 @@ async function run(args: string[]): Promise<string> {
   return out;
 }
 
-async function waitUntil(probe: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'sightline-bus-cli-'));
   proc = await startModules({
     config: loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_BUS_NAMESPACE: `buscli${Date.now()}` }),
     logger: createLogger({ level: 'silent' }),
-    modules: [buggy],
+    modules: [buggy.module],
   });
   conn = { url: `http://127.0.0.1:${proc.adminPort}`, token: proc.settings.adminToken };
 }, 60_000);

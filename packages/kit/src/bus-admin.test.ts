@@ -7,43 +7,20 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MESSAGE_EXAMPLES } from '@sightline/proto-schemas';
-import type { Envelope } from './bus/types';
+import { FAILING_CONSUMER_TYPE, failingConsumer, waitUntil } from '../testing/failing-consumer';
 import { loadConfig } from './config';
 import { createLogger } from './logger';
-import { defineStandIn } from './module';
 import { startModules, type RunningProcess } from './runner';
-import type { KvStore } from './stores/types';
 
-const TYPE = 'conversion.created';
 const FAILURES = 10; // two messages, each failing all its 5 attempts
+const TYPE = FAILING_CONSUMER_TYPE;
 
 let dataDir: string;
 let proc: RunningProcess;
-let failuresLeft = FAILURES;
-let store: KvStore | undefined;
-const handled: string[] = [];
-
 // Stands in for changefeed, consuming conversion.created: a bug makes it throw its first N times;
 // what it handles it writes to its (healthy) store.
-const buggy = defineStandIn({
-  name: 'changefeed',
-  needs: { kv: true },
-  async create(ctx) {
-    store = ctx.kv;
-    return {
-      consumers: {
-        [TYPE]: async (e: Envelope) => {
-          if (failuresLeft > 0) {
-            failuresLeft -= 1;
-            throw new Error('bug in the handler');
-          }
-          await ctx.kv.set(`handled:${e.id}`, '1');
-          handled.push(e.id);
-        },
-      },
-    };
-  },
-});
+const buggy = failingConsumer(FAILURES);
+const handled = buggy.handled;
 
 async function admin(method: string, path: string, body?: unknown, token = proc.settings.adminToken): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`http://127.0.0.1:${proc.adminPort}/admin${path}`, {
@@ -54,19 +31,11 @@ async function admin(method: string, path: string, body?: unknown, token = proc.
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-async function waitUntil(probe: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'sightline-bus-admin-'));
   proc = await startModules({
     config: loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_BUS_NAMESPACE: `busadmin${Date.now()}` }),
-    modules: [buggy],
+    modules: [buggy.module],
     logger: createLogger({ level: 'silent' }),
   });
 }, 60_000);
@@ -80,7 +49,7 @@ it('moves dead letters of a handler that failed on a healthy store back, and the
   for (let i = 0; i < 2; i += 1) sent.push(await proc.bus.publish({ type: TYPE, source: 'test', workspace_id: null, website_id: null, id: randomUUID(), payload: MESSAGE_EXAMPLES[TYPE] }));
   const ids = sent.map((e) => e.id);
   await waitUntil(async () => (await admin('GET', '/bus/dead-letters/changefeed')).body['moved'] === 2, 'both messages dead-lettered');
-  expect(failuresLeft).toBe(0); // the bug is spent: the handler works from here on
+  expect(buggy.failuresLeft()).toBe(0); // the bug is spent: the handler works from here on
   expect(handled).toEqual([]);
 
   const counts = await admin('GET', '/bus/dead-letters/changefeed');
@@ -104,7 +73,7 @@ it('moves dead letters of a handler that failed on a healthy store back, and the
   const rest = await admin('POST', '/bus/dead-letters/changefeed/redrive', { dry_run: false });
   expect(rest.body).toMatchObject({ moved: 1, first_ids: [order[1]], remaining: 0 });
   await waitUntil(() => handled.length === 2, 'both redriven messages handled');
-  expect(await store?.getMany(ids.map((id) => `handled:${id}`))).toEqual(['1', '1']);
+  expect(await buggy.store()?.getMany(ids.map((id) => `handled:${id}`))).toEqual(['1', '1']);
   expect((await admin('GET', '/bus/dead-letters/changefeed')).body).toMatchObject({ moved: 0, remaining: 0 });
   expect(await proc.bus.takeDeadLetters('changefeed')).toEqual([]);
 }, 30_000);
