@@ -54,7 +54,7 @@ describe('dashboards and alert rules', () => {
 
   beforeAll(async () => {
     stack = await startStack({ targets: ['all'] });
-    const response = await fetch(`http://127.0.0.1:${stack.proc.adminPort}/metrics`);
+    const response = await fetch(`http://127.0.0.1:${stack.proc.adminPort}/metrics`, { headers: { authorization: `Bearer ${stack.proc.settings.metricsToken}` } });
     exported = seriesNames(await response.text());
   }, 120_000);
   afterAll(async () => stack?.stop(), 60_000);

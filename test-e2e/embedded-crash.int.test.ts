@@ -145,7 +145,7 @@ describe('the embedded mode keeps every acknowledged event through SIGTERM and k
     let idleReads = 0;
     const idleDeadline = Date.now() + 120_000;
     while (idleReads < 3 && Date.now() < idleDeadline) {
-      const text = await (await fetch(`${(proc as SightlineProcess).adminUrl}/metrics`)).text();
+      const text = await (await fetch(`${(proc as SightlineProcess).adminUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
       const queued = text.split('\n').filter((line) => line.startsWith('sightline_bus_queue_messages{') && !line.includes('queue="dead_letter"')).reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
       idleReads = queued === 0 ? idleReads + 1 : 0;
       await sleep(300);

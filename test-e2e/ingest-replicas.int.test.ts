@@ -20,7 +20,7 @@ const CHROME = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.
 
 /** Batches of ingest.batch_received this replica has handled (its /metrics). */
 async function batchesHandled(replica: SightlineProcess): Promise<number> {
-  const text = await fetch(`${replica.adminUrl}/metrics`).then((r) => r.text());
+  const text = await fetch(`${replica.adminUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((r) => r.text());
   return text
     .split('\n')
     .filter((line) => line.startsWith('sightline_bus_consume_duration_seconds_count{') && line.includes('service="ingest"') && line.includes('type="ingest.batch_received"'))

@@ -145,7 +145,7 @@ describe('observability across processes (RabbitMQ, PostgreSQL, Redis)', () => {
     expect(problem.detail).toContain('No consumer serves this request');
     expect(problem.detail).toContain('contacts');
     expect(response.headers.get('retry-after')).toBe('5');
-    const metrics = await (await fetch(`${gateway.adminUrl}/metrics`)).text();
+    const metrics = await (await fetch(`${gateway.adminUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
     expect(metrics).toMatch(/sightline_rpc_client_duration_seconds_count\{caller="gateway",method="contacts.listContacts",outcome="no_consumer"\} 1/);
   }, 60_000);
 

@@ -216,6 +216,23 @@ describe('secrets', () => {
     expect(envOf(crmSync, 'SIGHTLINE_CREDENTIALS_KEY')!.valueFrom!.secretKeyRef).toEqual({ name: 'rel-sightline-secrets', key: 'credentials-key' });
   });
 
+  it('scrapes /metrics with the metrics token when one is given, else with the admin token', async () => {
+    const monitorOf = (objects: K8sObject[]) => objects.find((o) => o.kind === 'ServiceMonitor')!;
+    const credentials = (objects: K8sObject[]) => (monitorOf(objects).spec as { endpoints: { authorization: { type: string; credentials: { name: string; key: string } } }[] }).endpoints[0]!.authorization;
+    const withoutToken = await helm.objects(['distributed'], [{ serviceMonitor: { enabled: true } }]);
+    expect(credentials(withoutToken)).toEqual({ type: 'Bearer', credentials: { name: 'rel-sightline-secrets', key: 'admin-token' } });
+    for (const d of deployments(withoutToken)) expect(envOf(d, 'SIGHTLINE_METRICS_TOKEN')).toBeUndefined();
+
+    const withToken = await helm.objects(['distributed'], [{ serviceMonitor: { enabled: true }, secrets: { metricsToken: 'ci-metrics-token-0123456789' } }]);
+    expect(credentials(withToken)).toEqual({ type: 'Bearer', credentials: { name: 'rel-sightline-secrets', key: 'metrics-token' } });
+    expect(Object.keys(withToken.find((o) => o.kind === 'Secret')!.data!)).toContain('metrics-token');
+    for (const d of deployments(withToken)) expect(envOf(d, 'SIGHTLINE_METRICS_TOKEN')!.valueFrom!.secretKeyRef).toEqual({ name: 'rel-sightline-secrets', key: 'metrics-token' });
+
+    const mine = await helm.objects(['operators'], [{ serviceMonitor: { enabled: true }, secrets: { metricsTokenKey: 'prometheus-token' } }]);
+    expect(credentials(mine).credentials).toEqual({ name: 'sightline-secrets', key: 'prometheus-token' });
+    expect(await failure(['distributed'], [{ secrets: { metricsToken: 'too-short' } }])).toContain('metricsToken');
+  });
+
   it('reads everything from an existing Secret and renders none', () => {
     const objects = rendered['distributed, every store from managedStores']!;
     expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);

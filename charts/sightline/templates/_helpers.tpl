@@ -65,6 +65,11 @@ app.kubernetes.io/component: {{ .name }}
 {{- default (printf "%s-secrets" (include "sightline.fullname" .)) .Values.secrets.existingSecret }}
 {{- end }}
 
+{{- /* The Secret key of the /metrics token: secrets.metricsTokenKey, "metrics-token" when secrets.metricsToken is a value, else none (scrapes then use the admin token). */}}
+{{- define "sightline.metricsTokenKey" -}}
+{{- if .Values.secrets.metricsTokenKey }}{{ .Values.secrets.metricsTokenKey }}{{- else if and .Values.secrets.metricsToken (not .Values.secrets.existingSecret) }}metrics-token{{- end }}
+{{- end }}
+
 {{- define "sightline.configMapName" -}}
 {{- printf "%s-config" (include "sightline.fullname" .) }}
 {{- end }}

@@ -1,6 +1,7 @@
 // Process configuration: read once from the environment by the entry point, validated against one
 // schema. A bad value stops the process with a message naming the variable.
 import Ajv from 'ajv';
+import type { ClickHouseLimits } from './stores/clickhouse-limits';
 import type { PostgresPoolSettings } from './stores/postgres-store';
 import type { TracingConfig } from './telemetry/tracing';
 
@@ -14,6 +15,7 @@ const ENV_SCHEMA = {
     SIGHTLINE_PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 8080 },
     SIGHTLINE_ADMIN_PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 9090 },
     SIGHTLINE_ADMIN_TOKEN: { type: 'string', minLength: 16 },
+    SIGHTLINE_METRICS_TOKEN: { type: 'string', minLength: 16 },
     SIGHTLINE_PUBLIC_URL: { type: 'string', pattern: '^https?://[^\\s]+$' },
     SIGHTLINE_DATA_DIR: { type: 'string', minLength: 1, default: './data' },
     SIGHTLINE_AMQP_URL: { type: 'string', pattern: '^amqps?://' },
@@ -27,6 +29,12 @@ const ENV_SCHEMA = {
     SIGHTLINE_POSTGRES_IDLE_TIMEOUT_MS: { type: 'integer', minimum: 0, maximum: 86400000, default: 10000 },
     SIGHTLINE_POSTGRES_KEEPALIVE: { enum: ['true', 'false'], default: 'true' },
     SIGHTLINE_CLICKHOUSE_URL: { type: 'string', pattern: '^https?://' },
+    // Limits of every ClickHouse statement by role (0: none): reads (API requests, alerts) and
+    // writes (inserts, rebuilds, DDL). A read over its limit answers 400 window-too-large.
+    SIGHTLINE_CLICKHOUSE_READ_MAX_SECONDS: { type: 'integer', minimum: 0, maximum: 86400, default: 60 },
+    SIGHTLINE_CLICKHOUSE_READ_MAX_MEMORY_MB: { type: 'integer', minimum: 0, maximum: 1048576, default: 4096 },
+    SIGHTLINE_CLICKHOUSE_WRITE_MAX_SECONDS: { type: 'integer', minimum: 0, maximum: 86400, default: 1800 },
+    SIGHTLINE_CLICKHOUSE_WRITE_MAX_MEMORY_MB: { type: 'integer', minimum: 0, maximum: 1048576, default: 8192 },
     SIGHTLINE_REDIS_URL: { type: 'string', pattern: '^rediss?://' },
     SIGHTLINE_RPC_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 300000, default: 10000 },
     SIGHTLINE_CURSOR_SECRET: { type: 'string', minLength: 16 },
@@ -95,6 +103,8 @@ export interface SightlineConfig {
   adminPort: number;
   /** Absent in embedded mode: the runner then generates one and keeps it in the data directory. */
   adminToken?: string;
+  /** Absent in embedded mode: generated like the admin token. Grants /metrics only. */
+  metricsToken?: string;
   publicUrl?: string;
   dataDir: string;
   amqpUrl?: string;
@@ -102,6 +112,8 @@ export interface SightlineConfig {
   /** The PostgreSQL pools' settings (SIGHTLINE_POSTGRES_*), for createStoreProvider's postgresPool. */
   postgresPool: PostgresPoolSettings;
   clickhouseUrl?: string;
+  /** Time and memory limits of ClickHouse statements by role (SIGHTLINE_CLICKHOUSE_*_MAX_*). */
+  clickhouseLimits: ClickHouseLimits;
   redisUrl?: string;
   rpcTimeoutMs: number;
   cursorSecret?: string;
@@ -196,6 +208,10 @@ export function loadConfig(env: Record<string, string | undefined>, sections: re
       idleTimeoutMs: Number(v['SIGHTLINE_POSTGRES_IDLE_TIMEOUT_MS']),
       keepAlive: v['SIGHTLINE_POSTGRES_KEEPALIVE'] !== 'false',
     },
+    clickhouseLimits: {
+      read: { maxExecutionSeconds: Number(v['SIGHTLINE_CLICKHOUSE_READ_MAX_SECONDS']), maxMemoryBytes: Number(v['SIGHTLINE_CLICKHOUSE_READ_MAX_MEMORY_MB']) * 1024 * 1024 },
+      write: { maxExecutionSeconds: Number(v['SIGHTLINE_CLICKHOUSE_WRITE_MAX_SECONDS']), maxMemoryBytes: Number(v['SIGHTLINE_CLICKHOUSE_WRITE_MAX_MEMORY_MB']) * 1024 * 1024 },
+    },
     logLevel: String(v['SIGHTLINE_LOG_LEVEL']),
     shutdownTimeoutMs: Number(v['SIGHTLINE_SHUTDOWN_TIMEOUT_MS']),
     demo: v['SIGHTLINE_DEMO'] === 'off' ? 'off' : 'auto',
@@ -213,6 +229,7 @@ export function loadConfig(env: Record<string, string | undefined>, sections: re
   config.drainTimeoutMs = Math.min(config.drainTimeoutMs, Math.floor(config.shutdownTimeoutMs * 0.75));
   const optional: [keyof SightlineConfig, string][] = [
     ['adminToken', 'SIGHTLINE_ADMIN_TOKEN'],
+    ['metricsToken', 'SIGHTLINE_METRICS_TOKEN'],
     ['publicUrl', 'SIGHTLINE_PUBLIC_URL'],
     ['amqpUrl', 'SIGHTLINE_AMQP_URL'],
     ['postgresUrl', 'SIGHTLINE_POSTGRES_URL'],

@@ -49,6 +49,8 @@ export interface RuntimeSettings {
   publicPort: number;
   adminPort: number;
   adminToken: string;
+  /** Bearer token of the admin port's /metrics (the admin token is accepted there too). */
+  metricsToken: string;
   publicUrl: string;
   rpcTimeoutMs: number;
   cursorSecret: string;

@@ -30,6 +30,7 @@ import { memoizeFor, polledGauge, registerCacheSize } from './telemetry/metric-f
 import { storeHealth } from './telemetry/store-health';
 import { instrumentClickHouse, instrumentKv, instrumentSql, registerStoreFamilies } from './telemetry/store-telemetry';
 import { startTracing } from './telemetry/tracing';
+import { monitorEventLoopDelay } from './telemetry/event-loop-delay';
 import type { QueueKind } from './bus/types';
 
 interface StoreHandles {
@@ -79,6 +80,7 @@ export async function startModules(options: StartOptions): Promise<RunningProces
     publicPort: config.port,
     adminPort: config.adminPort,
     adminToken: config.adminToken ?? secretInDataDir(dataDir, 'admin-token'),
+    metricsToken: config.metricsToken ?? secretInDataDir(dataDir, 'metrics-token'),
     publicUrl: config.publicUrl ?? `http://localhost:${config.port}`,
     rpcTimeoutMs: config.rpcTimeoutMs,
     cursorSecret: config.cursorSecret ?? secretInDataDir(dataDir, 'cursor-secret'),
@@ -90,6 +92,7 @@ export async function startModules(options: StartOptions): Promise<RunningProces
   const tracing = await startTracing(`sightline-${config.target.join('+')}`, config.tracing, logger);
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
+  const loopDelay = monitorEventLoopDelay(metrics);
   registerStoreFamilies(metrics);
   const health = storeHealth();
   const stores = createStoreProvider({
@@ -97,6 +100,7 @@ export async function startModules(options: StartOptions): Promise<RunningProces
     ...(config.clickhouseUrl ? { clickhouseUrl: config.clickhouseUrl } : {}),
     ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
     postgresPool: config.postgresPool,
+    clickhouseLimits: config.clickhouseLimits,
     dataDir,
     logger,
   });
@@ -152,6 +156,7 @@ export async function startModules(options: StartOptions): Promise<RunningProces
       await stores.close().catch((error: unknown) => logger.error({ err: error }, 'store close failed'));
       if (adminServerRef) await closeServer(adminServerRef);
       await tracing.shutdown();
+      loopDelay.stop();
       clearTimeout(hardStop);
       logger.info('stopped');
     })();
@@ -205,10 +210,11 @@ export async function startModules(options: StartOptions): Promise<RunningProces
       ];
       res.status(problems.length === 0 ? 200 : 503).json({ status: problems.length === 0 ? 'ready' : 'not-ready', problems, modules: started.map((s) => s.module.name) });
     });
-    adminApp.get('/metrics', (_req, res, next) => {
+    // The scrape shows queue names, tenants' cache sizes and traffic: it needs the metrics token (or the admin token).
+    adminApp.get('/metrics', requestIdMiddleware, tokenGuard([settings.metricsToken, settings.adminToken], 'metrics'), (_req, res, next) => {
       metrics.metrics().then((text) => res.type(metrics.contentType).send(text), next);
     });
-    adminApp.use('/admin', requestIdMiddleware, adminTokenGuard(settings.adminToken), express.json({ limit: '100kb' }), adminRouter, adminNotFound());
+    adminApp.use('/admin', requestIdMiddleware, tokenGuard([settings.adminToken], 'admin'), express.json({ limit: '100kb' }), adminRouter, adminNotFound());
     adminApp.use(adminErrorHandler(() => settings.publicUrl, logger));
 
     const adminServer = await listen(adminApp, config.adminPort, config.adminBindHost);
@@ -372,15 +378,21 @@ function secretInDataDir(dataDir: string, name: string): string {
   return secret;
 }
 
-function adminTokenGuard(token: string) {
-  const expected = Buffer.from(`Bearer ${token}`);
+/** Lets a request through when it carries one of `tokens` as its bearer token. */
+function tokenGuard(tokens: readonly string[], kind: 'admin' | 'metrics') {
+  const expected = tokens.map((token) => Buffer.from(`Bearer ${token}`));
   return (req: Request, _res: Response, next: NextFunction): void => {
     const given = Buffer.from(req.header('authorization') ?? '');
-    if (given.length === expected.length && timingSafeEqual(given, expected)) return next();
-    next(new ProblemError('unauthorized', {
-      detail: 'The admin API needs the admin token.',
-      remediation: 'Send Authorization: Bearer <SIGHTLINE_ADMIN_TOKEN> (embedded instances keep it in <data dir>/admin-token).',
-    }));
+    if (expected.some((e) => given.length === e.length && timingSafeEqual(given, e))) return next();
+    next(new ProblemError('unauthorized', kind === 'admin'
+      ? {
+          detail: 'The admin API needs the admin token.',
+          remediation: 'Send Authorization: Bearer <SIGHTLINE_ADMIN_TOKEN> (embedded instances keep it in <data dir>/admin-token).',
+        }
+      : {
+          detail: '/metrics needs the metrics token (or the admin token).',
+          remediation: 'Send Authorization: Bearer <SIGHTLINE_METRICS_TOKEN> (embedded instances keep it in <data dir>/metrics-token); the Helm chart gives it to the ServiceMonitor.',
+        }));
   };
 }
 

@@ -69,7 +69,7 @@ export async function openReads(options: { rpcTimeoutMs?: number } = {}): Promis
     bus: serviceBus(bus, 'crm-sync'),
     logger,
     settings: {
-      publicPort: 0, adminPort: 0, adminToken: 'test', publicUrl: 'http://localhost', rpcTimeoutMs: options.rpcTimeoutMs ?? 2_000,
+      publicPort: 0, adminPort: 0, adminToken: 'test', metricsToken: 'test', publicUrl: 'http://localhost', rpcTimeoutMs: options.rpcTimeoutMs ?? 2_000,
       cursorSecret: 'reads-test-cursor-secret', dataDir: '', embedded: true,
     },
     options: {},

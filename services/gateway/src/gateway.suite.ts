@@ -414,10 +414,25 @@ export function describeGateway(profileName: string, makeProfile: () => Promise<
       it('serves /healthz, /readyz and Prometheus metrics; /metrics on the public port is the API', async () => {
         expect((await fetch(`${admin}/healthz`)).status).toBe(200);
         expect((await fetch(`${admin}/readyz`)).status).toBe(200);
-        const text = await (await fetch(`${admin}/metrics`)).text();
+        const text = await (await fetch(`${admin}/metrics`, { headers: { authorization: `Bearer ${proc.settings.metricsToken}` } })).text();
         expect(text).toContain('sightline_gateway_http_requests_total');
         const publicMetrics = await api('/metrics', { key: null });
         expect(publicMetrics.status).toBe(401);
+      });
+
+      it('answers /metrics only with the metrics token or the admin token, and exports the event-loop delay histogram', async () => {
+        const scrape = (token?: string) => fetch(`${admin}/metrics`, token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } });
+        for (const refused of [await scrape(), await scrape('wrong'), await scrape(`${proc.settings.metricsToken}x`)]) {
+          expect(refused.status).toBe(401);
+          expect(refused.headers.get('content-type')).toContain('application/problem+json');
+          expect(await refused.text()).not.toContain('sightline_');
+        }
+        expect((await scrape(adminToken)).status).toBe(200);
+        // The metrics token opens /metrics and nothing else on the admin port.
+        expect((await fetch(`${admin}/admin/workspaces`, { headers: { authorization: `Bearer ${proc.settings.metricsToken}` } })).status).toBe(401);
+        const text = await (await scrape(proc.settings.metricsToken)).text();
+        expect(text).toMatch(/^sightline_event_loop_delay_seconds_bucket\{le="0.05"\} \d+$/m);
+        expect(Number(/^sightline_event_loop_delay_seconds_count (\d+)$/m.exec(text)?.[1])).toBeGreaterThan(0);
       });
     });
   });

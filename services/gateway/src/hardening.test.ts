@@ -111,7 +111,7 @@ describe('gateway hardening (issue 16, embedded)', () => {
     for (const name of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) expect(answer.headers.get(name)).toMatch(/^\d+$/);
   };
   const siteCacheEntries = async () => {
-    const text = await (await fetch(`http://127.0.0.1:${proc.adminPort}/metrics`)).text();
+    const text = await (await fetch(`http://127.0.0.1:${proc.adminPort}/metrics`, { headers: { authorization: `Bearer ${proc.settings.metricsToken}` } })).text();
     return Number(/^sightline_gateway_collect_site_cache_entries (\d+)$/m.exec(text)?.[1]);
   };
 
@@ -396,7 +396,7 @@ describe('gateway hardening (issue 16, embedded)', () => {
   });
 
   it('keeps the key cache bounded: a flood of unknown key ids from many addresses stops at its bound', async () => {
-    const keyCacheEntries = async () => Number(/^sightline_gateway_key_cache_entries (\d+)$/m.exec(await (await fetch(`http://127.0.0.1:${proc.adminPort}/metrics`)).text())?.[1]);
+    const keyCacheEntries = async () => Number(/^sightline_gateway_key_cache_entries (\d+)$/m.exec(await (await fetch(`http://127.0.0.1:${proc.adminPort}/metrics`, { headers: { authorization: `Bearer ${proc.settings.metricsToken}` } })).text())?.[1]);
     for (let batch = 0; batch < 102; batch += 1) {
       const answers = await Promise.all(Array.from({ length: 100 }, () => call('/v1/me', { key: `sl_${randomBytes(6).toString('hex')}_${randomBytes(24).toString('hex')}` })));
       for (const answer of answers) expect(answer.status).toBe(401);

@@ -14,6 +14,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Session } from 'chdb';
+import { CLICKHOUSE_LIMIT_DEFAULTS, limitSettings, readLimitProblem, type ClickHouseLimits, type ClickHouseRoleLimits } from './clickhouse-limits';
 import { COMMON_SETTINGS, normaliseParams, parseJsonEachRow, toJsonCompactEachRow } from './clickhouse-values';
 import { assertIdentifier } from './identifiers';
 import type { ClickHouseStore } from './types';
@@ -94,25 +95,43 @@ export interface ChdbStoreOptions {
   /** chDB data directory; one per process. */
   path: string;
   database: string;
+  /** Time and memory limits by role (clickhouse-limits.ts); defaults CLICKHOUSE_LIMIT_DEFAULTS. */
+  limits?: ClickHouseLimits;
+}
+
+/** A connection bound to the database, with the common settings and one role's limits. */
+async function openRoleConnection(chdb: ChdbModule, path: string, database: string, limits: ClickHouseRoleLimits): Promise<Session> {
+  const session = openConnection(chdb, path);
+  try {
+    await session.queryAsync(`CREATE DATABASE IF NOT EXISTS ${database}`);
+    await session.queryAsync(`USE ${database}`);
+    const settings = Object.entries({ ...COMMON_SETTINGS, ...limitSettings(limits) })
+      .map(([name, value]) => `${name} = ${typeof value === 'string' ? `'${value}'` : value}`)
+      .join(', ');
+    await session.queryAsync(`SET ${settings}`);
+    return session;
+  } catch (error) {
+    closeConnection(session);
+    throw error;
+  }
 }
 
 export async function createChdbStore(options: ChdbStoreOptions): Promise<ClickHouseStore> {
   const database = assertIdentifier('database', options.database);
   const chdb = await loadChdb();
-  const session = openConnection(chdb, options.path);
+  const limits = options.limits ?? CLICKHOUSE_LIMIT_DEFAULTS;
+  // Reads and writes on connections of their own, each under its role's limits (a connection's
+  // settings hold for every statement on it; chDB runs the two in parallel).
+  const reader = await openRoleConnection(chdb, options.path, database, limits.read);
+  let writer: Session;
   try {
-    await session.queryAsync(`CREATE DATABASE IF NOT EXISTS ${database}`);
-    await session.queryAsync(`USE ${database}`);
-    const settings = Object.entries(COMMON_SETTINGS)
-      .map(([name, value]) => `${name} = ${typeof value === 'string' ? `'${value}'` : value}`)
-      .join(', ');
-    await session.queryAsync(`SET ${settings}`);
+    writer = await openRoleConnection(chdb, options.path, database, limits.write);
   } catch (error) {
-    closeConnection(session);
+    closeConnection(reader);
     throw error;
   }
 
-  const run = async (sql: string, params: Record<string, unknown> | undefined, format: string): Promise<string> => {
+  const run = async (session: Session, sql: string, params: Record<string, unknown> | undefined, format: string): Promise<string> => {
     const result =
       params && Object.keys(params).length > 0
         ? await session.queryBindAsync(sql, normaliseParams(params), { format })
@@ -125,17 +144,23 @@ export async function createChdbStore(options: ChdbStoreOptions): Promise<ClickH
     driver: 'chdb',
     database,
     async query<T = Record<string, unknown>>(sql: string, params?: Record<string, unknown>): Promise<T[]> {
-      return parseJsonEachRow<T>(await run(sql, params, 'JSONEachRow'));
+      let text: string;
+      try {
+        text = await run(reader, sql, params, 'JSONEachRow');
+      } catch (error) {
+        throw readLimitProblem(error, limits.read);
+      }
+      return parseJsonEachRow<T>(text);
     },
     async command(sql, params) {
-      await run(sql, params, 'CSV');
+      await run(writer, sql, params, 'CSV');
     },
     async insert(table, rows, options) {
       assertIdentifier('table', table);
       if (rows.length === 0) return;
       // The first row's keys name the columns; every row of one insert has the same ones.
       const columns = Object.keys(rows[0] as Record<string, unknown>);
-      await session.insert({
+      await writer.insert({
         table,
         columns,
         values: Buffer.from(toJsonCompactEachRow(rows, columns), 'utf8'),
@@ -146,7 +171,8 @@ export async function createChdbStore(options: ChdbStoreOptions): Promise<ClickH
     close() {
       if (!closed) {
         closed = true;
-        closeConnection(session);
+        closeConnection(reader);
+        closeConnection(writer);
       }
       return Promise.resolve();
     },

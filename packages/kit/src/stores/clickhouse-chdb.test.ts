@@ -5,8 +5,8 @@ import type { ClickHouseStore } from './types';
 describeClickHouseStoreContract('chdb', async () => {
   const opened: ClickHouseStore[] = [];
   return {
-    async open(database) {
-      const store = await createChdbStore({ path: defaultChdbPath(), database });
+    async open(database, limits) {
+      const store = await createChdbStore({ path: defaultChdbPath(), database, ...(limits ? { limits } : {}) });
       opened.push(store);
       return store;
     },

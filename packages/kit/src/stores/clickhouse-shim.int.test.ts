@@ -9,8 +9,8 @@ describeClickHouseStoreContract('clickhouse', async () => {
   const shim = await startClickHouseShim();
   const opened: ClickHouseStore[] = [];
   return {
-    async open(database) {
-      const store = await createClickHouseStore({ url: shim.url, database });
+    async open(database, limits) {
+      const store = await createClickHouseStore({ url: shim.url, database, ...(limits ? { limits } : {}) });
       opened.push(store);
       return store;
     },

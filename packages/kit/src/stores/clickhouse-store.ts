@@ -1,6 +1,7 @@
 // ClickHouseStore on a ClickHouse server over HTTP (`@clickhouse/client`): one client per service,
 // bound to the service's own database, which is created when absent.
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
+import { CLICKHOUSE_LIMIT_DEFAULTS, limitSettings, readLimitProblem, type ClickHouseLimits } from './clickhouse-limits';
 import { COMMON_SETTINGS, toCompactRows } from './clickhouse-values';
 import { assertIdentifier } from './identifiers';
 import type { ClickHouseStore } from './types';
@@ -10,6 +11,8 @@ export interface ClickHouseStoreOptions {
   database: string;
   /** Per-request timeout; defaults to 5 minutes (analytics queries can be long). */
   requestTimeoutMs?: number;
+  /** Time and memory limits by role (clickhouse-limits.ts); defaults CLICKHOUSE_LIMIT_DEFAULTS. */
+  limits?: ClickHouseLimits;
 }
 
 /** Where the server is, without credentials, for error messages. */
@@ -51,16 +54,28 @@ export async function createClickHouseStore(options: ClickHouseStoreOptions): Pr
   }
 
   const client = clientFor(options.url, database, timeout);
+  const limits = options.limits ?? CLICKHOUSE_LIMIT_DEFAULTS;
+  // The client types UInt64 settings as strings.
+  const settingsOf = (role: ClickHouseLimits['read']) => {
+    const { max_execution_time, max_memory_usage } = limitSettings(role);
+    return { max_execution_time, max_memory_usage: String(max_memory_usage) };
+  };
+  const read = settingsOf(limits.read);
+  const write = settingsOf(limits.write);
   let closed: Promise<void> | null = null;
   return {
     driver: 'clickhouse',
     database,
     async query<T = Record<string, unknown>>(sql: string, params?: Record<string, unknown>): Promise<T[]> {
-      const result = await client.query({ query: sql, format: 'JSONEachRow', ...(params ? { query_params: params } : {}) });
-      return result.json<T>();
+      try {
+        const result = await client.query({ query: sql, format: 'JSONEachRow', clickhouse_settings: read, ...(params ? { query_params: params } : {}) });
+        return await result.json<T>();
+      } catch (error) {
+        throw readLimitProblem(error, limits.read);
+      }
     },
     async command(sql, params) {
-      await client.command({ query: sql, ...(params ? { query_params: params } : {}) });
+      await client.command({ query: sql, clickhouse_settings: write, ...(params ? { query_params: params } : {}) });
     },
     async insert(table, rows, insertOptions) {
       assertIdentifier('table', table);
@@ -72,7 +87,7 @@ export async function createClickHouseStore(options: ClickHouseStoreOptions): Pr
         columns,
         values: toCompactRows(rows, columns),
         format: 'JSONCompactEachRow',
-        ...(insertOptions?.dedupToken ? { clickhouse_settings: { insert_deduplication_token: insertOptions.dedupToken } } : {}),
+        clickhouse_settings: { ...write, ...(insertOptions?.dedupToken ? { insert_deduplication_token: insertOptions.dedupToken } : {}) },
       });
     },
     close() {

@@ -2,12 +2,14 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ProblemError } from '../errors';
+import type { ClickHouseLimits } from './clickhouse-limits';
 import { runClickHouseMigrations } from './migrations';
 import type { ClickHouseStore } from './types';
 
 export interface ClickHouseContractHarness {
   /** A store scoped to `database`, on the one engine shared by the whole suite. */
-  open(database: string): Promise<ClickHouseStore>;
+  open(database: string, limits?: ClickHouseLimits): Promise<ClickHouseStore>;
   /** Closes stores and drops every database the suite opened. */
   cleanup(): Promise<void>;
 }
@@ -178,6 +180,39 @@ export function describeClickHouseStoreContract(
       await expect(a.command('CREATE TABLE broken (')).rejects.toBeInstanceOf(Error);
       // Still usable afterwards.
       expect(await a.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    });
+
+    describe('limits by role', () => {
+      let limited: ClickHouseStore;
+      beforeAll(async () => {
+        limited = await harness.open(uniqueDatabase('limited'), {
+          read: { maxExecutionSeconds: 1, maxMemoryBytes: 64 * 1024 * 1024 },
+          write: { maxExecutionSeconds: 0, maxMemoryBytes: 0 },
+        });
+        await limited.command('CREATE TABLE t (n UInt64) ENGINE = MergeTree ORDER BY n');
+      }, 60_000);
+
+      it('stops a read at its time limit with window-too-large naming the limit', async () => {
+        const failure = await limited.query('SELECT sum(number) AS s FROM numbers(1000000000000)').catch((error: unknown) => error);
+        expect(failure).toBeInstanceOf(ProblemError);
+        expect((failure as ProblemError).kind).toBe('window-too-large');
+        expect((failure as ProblemError).message).toContain('1 s');
+      }, 60_000);
+
+      it('stops a read at its memory limit with window-too-large naming the limit', async () => {
+        const failure = await limited.query('SELECT length(groupArray(number)) AS n FROM numbers(50000000)').catch((error: unknown) => error);
+        expect(failure).toBeInstanceOf(ProblemError);
+        expect((failure as ProblemError).kind).toBe('window-too-large');
+        expect((failure as ProblemError).message).toContain('64 MiB');
+      }, 60_000);
+
+      it('holds writes to the write limits, not the read ones', async () => {
+        // The same memory-hungry work as a write: under the read limit it would fail.
+        await limited.command('INSERT INTO t SELECT length(groupArray(number)) FROM numbers(50000000)');
+        expect(await limited.query('SELECT n FROM t')).toEqual([{ n: 50000000 }]);
+        // A read within the limits still answers.
+        expect(await limited.query('SELECT count() AS c FROM numbers(1000)')).toEqual([{ c: 1000 }]);
+      }, 60_000);
     });
   });
 }

@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { createChdbStore, defaultChdbPath } from './chdb-store';
+import type { ClickHouseLimits } from './clickhouse-limits';
 import { createClickHouseStore } from './clickhouse-store';
 import { assertIdentifier } from './identifiers';
 import { createMemoryKv } from './memory-kv';
@@ -16,6 +17,8 @@ export interface StoreProviderOptions {
   /** Each PostgreSQL pool's size, timeouts and keep-alive (config.postgresPool); unset ones take the defaults. */
   postgresPool?: Partial<PostgresPoolSettings>;
   clickhouseUrl?: string;
+  /** Time and memory limits of ClickHouse statements by role; unset: CLICKHOUSE_LIMIT_DEFAULTS. */
+  clickhouseLimits?: ClickHouseLimits;
   redisUrl?: string;
   /** Where embedded stores keep their files; omitted means in memory / a per-process temp dir. */
   dataDir?: string;
@@ -75,10 +78,11 @@ export function createStoreProvider(options: StoreProviderOptions): StoreProvide
     return (await pglite).store(schema);
   };
 
+  const limits = options.clickhouseLimits ? { limits: options.clickhouseLimits } : {};
   const openClickHouse = (database: string): Promise<ClickHouseStore> =>
     options.clickhouseUrl
-      ? createClickHouseStore({ url: options.clickhouseUrl, database })
-      : createChdbStore({ path: options.dataDir ? join(options.dataDir, 'chdb') : defaultChdbPath(), database });
+      ? createClickHouseStore({ url: options.clickhouseUrl, database, ...limits })
+      : createChdbStore({ path: options.dataDir ? join(options.dataDir, 'chdb') : defaultChdbPath(), database, ...limits });
 
   return {
     async sql(schema) {
@@ -133,6 +137,7 @@ export function createStoreProvider(options: StoreProviderOptions): StoreProvide
 
 export { createChdbStore, defaultChdbPath } from './chdb-store';
 export { createClickHouseStore } from './clickhouse-store';
+export { CLICKHOUSE_LIMIT_DEFAULTS, type ClickHouseLimits, type ClickHouseRoleLimits } from './clickhouse-limits';
 export { createMemoryKv } from './memory-kv';
 export { openPglite } from './pglite-store';
 export { createPostgresStore, POSTGRES_POOL_DEFAULTS, type PostgresPoolSettings } from './postgres-store';

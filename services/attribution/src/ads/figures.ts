@@ -1,6 +1,7 @@
 // The five summed figures of ad delivery and the metrics computed from them. Ratios always come
 // from sums (a ratio of a group is never an average of its members' ratios) and are null when the
 // denominator is zero: no impressions has no click-through rate, which is not 0.
+import { settleFigureOrNull } from '@sightline/kit';
 import type { AdMetricName } from '@sightline/proto-schemas';
 
 export interface AdFigures {
@@ -54,6 +55,6 @@ const METRIC_OF: Record<AdMetricName, (f: AdFigures) => number | null> = {
 /** The requested metrics of one row, by name, in the order asked. */
 export function metricValues(figures: AdFigures, metrics: readonly AdMetricName[]): Record<string, number | null> {
   const values: Record<string, number | null> = {};
-  for (const metric of metrics) values[metric] = METRIC_OF[metric](figures);
+  for (const metric of metrics) values[metric] = settleFigureOrNull(METRIC_OF[metric](figures));
   return values;
 }

@@ -22,5 +22,6 @@ export function metricsDefinitions(q: MetricsQuery): Record<string, string> {
   if (q.groupBy.length > 0) out['totals'] = 'totals holds the window totals of every metric, computed without group_by (distinct counts are not sums of rows), so each row\'s share is visible.';
   if (q.daily) out['date'] = 'Calendar day in the website timezone. Each day is computed separately: distinct visitors are not summed across days.';
   out['labels'] = 'An empty dimension value is shown as "(none)"; Unattributed is the label of outcomes with no journey.';
+  out['precision'] = 'Figures are exact sums and ratios rounded to 12 significant digits, which removes binary floating-point noise (0.1 + 0.2 answers 0.3) so the same data always answers the same bytes.';
   return out;
 }

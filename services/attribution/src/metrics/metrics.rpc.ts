@@ -1,6 +1,6 @@
 // GET /metrics (attribution.getMetrics): reads the request, runs one SQL pass per metric family
 // that the requested metrics need (grouped, and ungrouped for window totals), and assembles rows.
-import type { ClickHouseStore } from '@sightline/kit';
+import { settleFigureOrNull, type ClickHouseStore } from '@sightline/kit';
 import { DATA_DRIVEN_MODEL_NAMES, type ApiRequest, type ApiResponse, type DataDrivenModelName, type MetricName } from '@sightline/proto-schemas';
 import { DateTime } from 'luxon';
 import { spendBy } from '../ads/spend';
@@ -192,8 +192,12 @@ function mergeDataDriven(results: Map<string, Group>[], sets: readonly (readonly
 const ratio = (numerator: number | undefined, denominator: number | undefined): Value =>
   denominator === undefined || denominator === 0 ? null : (numerator ?? 0) / denominator;
 
-/** One metric's value from a group's figures; `model` picks the credited columns. */
+/** One metric's value from a group's figures (float noise settled); `model` picks the credited columns. */
 function metricValue(metric: MetricName, f: Figures, model: string): Value {
+  return settleFigureOrNull(rawMetricValue(metric, f, model));
+}
+
+function rawMetricValue(metric: MetricName, f: Figures, model: string): Value {
   const n = (name: string): number => f[name] ?? 0;
   switch (metric) {
     case 'visitors': case 'sessions': case 'pageviews': case 'events': return n(metric);

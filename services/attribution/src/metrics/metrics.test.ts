@@ -216,3 +216,28 @@ describe('GET /metrics rules (chDB)', () => {
     expect(body.meta.definitions['attribution_model']).toMatch(/last_touch/);
   });
 });
+
+describe('GET /metrics figures without float noise (chDB)', () => {
+  let fx: AttributionFixture;
+  let site: FixtureWebsite;
+
+  beforeAll(async () => {
+    fx = await openFixture();
+    site = newWebsite();
+    const person = randomUUID();
+    await fx.deliver('events.classified', batch(site, [
+      hit({ identity: person, session: 'n1', startedAt: at(3), channel: 'Paid Search', source: 'google', medium: 'cpc', campaign: 'spring', clickIds: { gclid: 'g9' } }),
+    ]), site);
+    // 0.1 + 0.2 is 0.30000000000000004 in binary floating point.
+    await fx.deliver('conversion.created', conversion(site, { identity_id: person, occurred_at: at(0), revenue: 0.1 }), site);
+    await fx.deliver('conversion.created', conversion(site, { identity_id: person, occurred_at: at(0), revenue: 0.2 }), site);
+  }, 60_000);
+  afterAll(() => fx?.close());
+
+  it('answers sums of fractions as the decimal they are, in rows and totals', async () => {
+    const reply = await fx.call<MetricsBody>('attribution.getMetrics', site, { ...WINDOW, metrics: ['revenue', 'revenue_per_visitor'], group_by: ['channel'] });
+    expect(reply.status).toBe(200);
+    expect(JSON.stringify(reply.body.totals)).toBe('{"revenue":0.3,"revenue_per_visitor":0.3}');
+    expect(reply.body.data).toEqual([{ channel: 'Paid Search', revenue: 0.3, revenue_per_visitor: 0.3 }]);
+  });
+});
