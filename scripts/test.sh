@@ -12,8 +12,9 @@ npm run build --silent >/dev/null
 if [ "$#" -gt 0 ]; then
   exec npx jest --ci --maxWorkers=2 "$@"
 fi
-# The whole-system crash tests start a dozen processes and servers of their own: they run alone,
-# after the rest, so they neither starve the other suites into timeouts nor are starved by them.
-alone='test-e2e/(embedded-crash|distributed-outages)\.int\.test\.ts'
+# The whole-system crash tests start a dozen processes and servers of their own, and the probe test
+# bounds response times and event-loop delay: they run alone, after the rest, so they neither starve
+# the other suites into timeouts nor are starved by them.
+alone='test-e2e/(embedded-crash|distributed-outages|hardening-probes)\.int\.test\.ts'
 npx jest --ci --maxWorkers=2 --testPathIgnorePatterns /node_modules/ /dist/ "$alone"
 npx jest --ci --runInBand "$alone"

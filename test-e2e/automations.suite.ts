@@ -28,6 +28,7 @@ export function describeAutomations(profileName: string, makeProfile: () => Prom
     let base: string;
     let key: string;
     let keyId: string;
+    let workspaceId: string;
     let smtp: TestSmtpServer;
     let slack: TestSlackServer;
     const since = new Date(Date.now() - 60_000).toISOString();
@@ -84,6 +85,7 @@ export function describeAutomations(profileName: string, makeProfile: () => Prom
       base = `http://127.0.0.1:${proc.publicPort}`;
       const admin = adminOf(proc);
       const ws = await admin('/workspaces', { name: 'Alerts', plan: 'internal', timezone: 'Europe/Berlin', currency: 'EUR' });
+      workspaceId = String(ws['id']);
       await admin(`/workspaces/${ws['id']}/websites`, { domain: 'shop.test' });
       await admin(`/workspaces/${ws['id']}/websites`, { domain: 'quiet.test' });
       await admin(`/workspaces/${ws['id']}/websites`, { domain: 'funnel.test' });
@@ -123,6 +125,8 @@ export function describeAutomations(profileName: string, makeProfile: () => Prom
       expect(mails.map((m) => m.to[0]).sort()).toEqual(['ceo@shop.test', 'ops@shop.test']);
       expect(mails[0]?.subject).toBe('[Sightline] Every sale');
       expect(mails[0]?.text).toContain('New conversion: purchase "first_sale" (€42.50)');
+      // Which website, and when it happened in the website timezone (a backfill can be days old).
+      expect(mails[0]?.text).toMatch(/\nWebsite: shop\.test\nWhen: \w{3} \d{1,2} \w{3} \d{4}, \d{2}:\d{2} \(Europe\/Berlin\)\n/);
       expect(mails[0]?.text).toMatch(/https:\/\/sightline\.example\/v1\/contacts\/[0-9a-f-]{36}\?website=shop\.test/);
       expect(posts[0]?.channel).toBe(CHANNEL);
       expect(posts[0]?.text).toContain('New conversion: purchase "first_sale" (€42.50)');
@@ -201,6 +205,39 @@ export function describeAutomations(profileName: string, makeProfile: () => Prom
       expect(slack.posted.filter((p) => p.text.includes('sales (today)'))).toHaveLength(2);
     }, 120_000);
 
+    it('shows a key with automations scopes alone no figures, and refuses it writes and runs that would read them (issue 24)', async () => {
+      const narrow = String((await adminOf(proc)('/keys', { workspace_id: workspaceId, scopes: ['automations:read', 'automations:write'] }))['key']);
+      const callNarrow = async (method: string, path: string, body?: unknown): Promise<Reply> => {
+        const r = await fetch(`${base}${path}`, {
+          method, headers: { authorization: `Bearer ${narrow}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+        return { status: r.status, body: (await r.json()) as Reply['body'] };
+      };
+      const listed = (await call('GET', '/v1/automations?website=quiet.test')).body.data as unknown as Json[];
+      const id = String(listed.find((a) => a['name'] === 'No sales today')?.['id']);
+      const full = (await call('GET', `/v1/automations/${id}?website=quiet.test`)).body.data;
+      expect((full['state'] as Json)['last_value']).toBe(1);
+      expect(String((full['runs'] as Json[])[0]?.['subject'])).toContain('No sales today');
+      // Read: the same alert with what it gathered withheld, and why.
+      const seen = (await callNarrow('GET', `/v1/automations/${id}?website=quiet.test`)).body.data;
+      expect((seen['state'] as Json)['last_value']).toBeNull();
+      expect((seen['runs'] as Json[]).map((r) => r['subject'])).toEqual([null, null]);
+      expect(seen['redacted']).toMatchObject({ missing_scopes: ['analytics:read'] });
+      // Run: it would mail the figures; write: a spec that would read them.
+      const run = await callNarrow('POST', `/v1/automations/${id}/run?website=quiet.test`, { test: true });
+      expect(run.status).toBe(403);
+      expect(run.body).toMatchObject({ missing_scope: 'analytics:read' });
+      expect(String(run.body['type'])).toMatch(/\/insufficient-scope$/);
+      const write = await callNarrow('POST', '/v1/automations?website=quiet.test', {
+        name: 'To me', spec: { version: 1, trigger: { kind: 'schedule', cron: '0 8 * * *' }, gather: { r: { metric: 'revenue' } }, deliver: [{ channel: 'email', to: ['me@quiet.test'] }] },
+      });
+      expect(write.status).toBe(403);
+      expect(write.body).toMatchObject({ missing_scope: 'analytics:read' });
+      // An IP-literal recipient is refused whatever the key.
+      const ip = await call('POST', '/v1/automations?website=quiet.test', { name: 'IP', spec: { version: 1, trigger: { kind: 'schedule', cron: '0 8 * * *' }, deliver: [{ channel: 'email', to: ['root@127.0.0.1'] }] } });
+      expect(ip.status).toBe(400);
+    }, 60_000);
+
     it('watches a funnel\'s conversion, read from the funnels service', async () => {
       const at = (minutesAgo: number) => new Date(Date.now() - minutesAgo * 60_000).toISOString();
       const sent = await call('POST', '/v1/events?website=funnel.test', {
@@ -233,9 +270,36 @@ export function describeAutomations(profileName: string, makeProfile: () => Prom
       expect(created.status).toBe(200);
       await waitFor('the funnel alert', async () => ((await tick())['fired'] === 1 ? true : undefined), 60_000);
       const mail = await waitFor('the funnel email', () => smtp.received.find((m) => m.to.includes('funnel@shop.test')));
-      expect(mail.text).toContain('Alert: conversion (today, funnel conversion) is 50%, below 60%');
+      expect(mail.text).toContain('Alert: conversion (today, funnel conversion) is 50.0%, below 60.0%');
       expect(mail.text).toContain(`https://sightline.example/v1/funnels/${String(funnel['id'])}/steps?website=funnel.test&period=today&compare_days=previous`);
+
+      // Deleting the funnel pauses the alert with a reason (funnel.deleted on the bus), and its test
+      // run answers 409 with what to do rather than a 503 that could never succeed.
+      const alertId = String(created.body.data['id']);
+      expect((await call('DELETE', `/v1/funnels/${String(funnel['id'])}?website=funnel.test`)).status).toBe(200);
+      const paused = await waitFor('the alert paused', async () => {
+        const r = await call('GET', `/v1/automations/${alertId}?website=funnel.test`);
+        return r.body.data['status'] === 'paused' ? r.body.data : undefined;
+      });
+      expect(String(paused['status_reason'])).toMatch(new RegExp(`^funnel ${String(funnel['id'])} was deleted on \\d{4}-\\d{2}-\\d{2}; choose another funnel in spec\\.gather and set status to active$`));
+      const run = await call('POST', `/v1/automations/${alertId}/run?website=funnel.test`, { test: true });
+      expect(run.status).toBe(409);
+      expect(String(run.body['remediation'])).toContain('Choose another funnel');
+      const resume = await call('PATCH', `/v1/automations/${alertId}?website=funnel.test`, { status: 'active' });
+      expect(resume.status).toBe(400);
     }, 120_000);
+
+    it('refuses a template whose sections nest past the limit at once (400 naming it)', async () => {
+      const probe = `${'{{#event.details}}'.repeat(11)}x${'{{/event.details}}'.repeat(11)}`;
+      const started = Date.now();
+      const r = await call('POST', '/v1/automations?website=shop.test', {
+        name: 'Deep', spec: { version: 1, trigger: { kind: 'event', events: ['conversion.created'] }, compose: { template: probe }, deliver: [{ channel: 'email', to: ['ops@shop.test'] }] },
+      });
+      expect(r.status).toBe(400);
+      expect(String(r.body['type'])).toMatch(/\/invalid-request$/);
+      expect(String(r.body['detail'])).toContain('nests sections 11 deep; at most 4 are allowed');
+      expect(Date.now() - started).toBeLessThan(5_000);
+    }, 30_000);
 
     it('shows every write and run in the change feed, with the key as source', async () => {
       await call('DELETE', `/v1/automations/${eventAlertId}?website=shop.test`);

@@ -152,7 +152,7 @@ export function describeIngest(profileName: string, makeProfile: () => Promise<D
     });
 
     it('merges a second device that identifies with the same email', async () => {
-      expect(await collect('phone-device', [pageview('https://acme.test/blog', 30), { ...pageview('https://acme.test/blog', 29), type: 'identify', email: 'Buyer@Example.com', sig: identifySignature(identifySecret, 'Buyer@Example.com') }], { ua: IPHONE })).toBe(202);
+      expect(await collect('phone-device', [pageview('https://acme.test/blog', 30), { ...pageview('https://acme.test/blog', 29), type: 'identify', email: 'Buyer@Example.com', sig: identifySignature({ secret: identifySecret, site: publicId, visitor: 'phone-device', email: 'Buyer@Example.com', expiresAt: new Date(Date.now() + 600_000) }) }], { ua: IPHONE })).toBe(202);
       const phoneHits = await waitFor('the phone hits', () => {
         const hits = classified.filter((e) => e.anonymous_id === 'phone-device');
         return hits.length === 2 ? hits : undefined;

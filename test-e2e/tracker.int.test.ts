@@ -3,7 +3,7 @@
 import type { Browser } from 'playwright-core';
 import { defineStandIn, type Envelope, type RunningProcess } from '@sightline/kit';
 import type { ClassifiedEventV1, EventBatchV1 } from '@sightline/proto-schemas';
-import { identifySignature } from '@sightline/tracker';
+import { identifySignature, unboundIdentifySignature } from '@sightline/tracker';
 import { launchChromium, startTestSite, type TestSite } from '../packages/tracker/test/tracker.fixtures';
 import { adminOf } from './admin-client';
 import { startStack, type Stack } from './stack';
@@ -14,6 +14,7 @@ describe('tracker → gateway /collect → ingest (Chromium, embedded)', () => {
   let site: TestSite;
   let stack: Stack;
   let identifySecret: string;
+  let publicId: string;
   const events: ClassifiedEventV1[] = [];
 
   const waitFor = async <T>(what: string, probe: () => T | undefined): Promise<T> => {
@@ -40,7 +41,8 @@ describe('tracker → gateway /collect → ingest (Chromium, embedded)', () => {
     const ws = await admin('/workspaces', { name: 'Tracker', plan: 'internal' });
     const website = await admin(`/workspaces/${ws['id']}/websites`, { domain: 'localhost' });
     identifySecret = String(website['identify_secret']);
-    site = await startTestSite({ scriptSrc: `http://127.0.0.1:${proc.publicPort}/t.js`, site: String(website['public_id']), outboundUrl: 'http://127.0.0.1:9/elsewhere' });
+    publicId = String(website['public_id']);
+    site = await startTestSite({ scriptSrc: `http://127.0.0.1:${proc.publicPort}/t.js`, site: publicId, outboundUrl: 'http://127.0.0.1:9/elsewhere' });
     browser = await launchChromium();
   }, 120_000);
 
@@ -68,8 +70,10 @@ describe('tracker → gateway /collect → ingest (Chromium, embedded)', () => {
 
     await page.click('#spa-link');
     // Runs in the page (no DOM types in this Node test): the tracker's global API.
-    // identify() is believed only with the signature the website's backend makes (an unsigned claim is dropped).
-    const signature = identifySignature(identifySecret, 'visitor@example.com');
+    // identify() is believed only with the signature the website's backend makes for this visitor (the
+    // page asks the tracker for its id, as the README's flow does); unsigned or unbound claims are dropped.
+    const visitor = String(await page.evaluate("new Promise(function (resolve) { sightline('visitor', resolve); })"));
+    const signature = identifySignature({ secret: identifySecret, site: publicId, visitor, email: 'visitor@example.com', expiresAt: new Date(Date.now() + 600_000) });
     await page.evaluate(`sightline('identify', 'impostor@example.com'); sightline('event', 'video_played', { seconds: 12 }); sightline('identify', 'visitor@example.com', '${signature}');`);
     const spa = await waitFor('the SPA pageview', () => events.find((e) => e.event_type === 'pageview' && e.page === '/app/pricing'));
     const custom = await waitFor('the custom event', () => events.find((e) => e.event_name === 'video_played'));
@@ -84,6 +88,19 @@ describe('tracker → gateway /collect → ingest (Chromium, embedded)', () => {
     }
     const cookies = await context.cookies();
     expect(cookies.find((c) => c.name === '_sl_aid')?.value).toBe(landing.anonymous_id);
+    expect(visitor).toBe(landing.anonymous_id);
+
+    // Another browser replaying that signature (seen in a page, a log, a shared link) is not glued to the
+    // person, nor with the old unbound form (the email's HMAC alone), refused by default.
+    const unbound = unboundIdentifySignature(identifySecret, 'visitor@example.com');
+    const other = await browser.newContext({ userAgent });
+    const replayer = await other.newPage();
+    await replayer.goto(site.url('/replay'));
+    await replayer.evaluate(`sightline('identify', 'visitor@example.com', '${signature}'); sightline('identify', 'visitor@example.com', '${unbound}'); sightline('event', 'replayed');`);
+    const replayed = await waitFor('the replayer\'s event', () => events.find((e) => e.event_name === 'replayed'));
+    expect(replayed.anonymous_id).not.toBe(landing.anonymous_id);
+    expect(events.filter((e) => e.event_type === 'identify').map((e) => e.anonymous_id)).toEqual([landing.anonymous_id]);
+    await other.close();
     await context.close();
   }, 60_000);
 });

@@ -216,7 +216,8 @@ export const messageCatalog = {
     schema: funnelDeletedV1,
     description: funnelDeletedV1.description,
     publishedBy: ['funnels'],
-    consumedBy: ['changefeed'],
+    // automations pauses the alerts that gather from the deleted funnel.
+    consumedBy: ['changefeed', 'automations'],
   },
   'automation.created': {
     version: 1,

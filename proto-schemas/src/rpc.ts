@@ -2,6 +2,10 @@
 // share one request and one response schema; the method name is `<service>.<operationId>`.
 import apiRequestV1 from './schemas/rpc/api-request.v1.schema.json';
 import apiResponseV1 from './schemas/rpc/api-response.v1.schema.json';
+import analyticsSlotReleaseRequestV1 from './schemas/rpc/analytics-slot-release-request.v1.schema.json';
+import analyticsSlotReleaseResponseV1 from './schemas/rpc/analytics-slot-release-response.v1.schema.json';
+import analyticsSlotRequestV1 from './schemas/rpc/analytics-slot-request.v1.schema.json';
+import analyticsSlotResponseV1 from './schemas/rpc/analytics-slot-response.v1.schema.json';
 import collectRequestV1 from './schemas/rpc/collect-request.v1.schema.json';
 import collectResponseV1 from './schemas/rpc/collect-response.v1.schema.json';
 import dealTouchesRequestV1 from './schemas/rpc/deal-touches-request.v1.schema.json';
@@ -46,6 +50,8 @@ export const RPC_METHODS = [
   'automations.runAutomation',
   'ingest.collect',
   'attribution.getDealTouches',
+  'gateway.acquireAnalyticsSlot',
+  'gateway.releaseAnalyticsSlot',
 ] as const;
 
 export type RpcMethod = (typeof RPC_METHODS)[number];
@@ -83,6 +89,12 @@ function buildCatalog(): Record<string, RpcCatalogEntry> {
   out['ingest.collect'] = { method: 'ingest.collect', service: 'ingest', operationId: null, request: collectRequestV1, response: collectResponseV1 };
   out['attribution.getDealTouches'] = {
     method: 'attribution.getDealTouches', service: 'attribution', operationId: null, request: dealTouchesRequestV1, response: dealTouchesResponseV1,
+  };
+  out['gateway.acquireAnalyticsSlot'] = {
+    method: 'gateway.acquireAnalyticsSlot', service: 'gateway', operationId: null, request: analyticsSlotRequestV1, response: analyticsSlotResponseV1,
+  };
+  out['gateway.releaseAnalyticsSlot'] = {
+    method: 'gateway.releaseAnalyticsSlot', service: 'gateway', operationId: null, request: analyticsSlotReleaseRequestV1, response: analyticsSlotReleaseResponseV1,
   };
   return out;
 }
@@ -152,10 +164,33 @@ export interface CollectResponse {
   rejected: number;
 }
 
+/**
+ * gateway.acquireAnalyticsSlot: background work (automations gathering figures) takes one of a
+ * workspace's analytics slots, the cap the public analytics reads share, for lease_ms at most.
+ */
+export interface AnalyticsSlotRequest {
+  workspace_id: string;
+  lease_ms: number;
+}
+
+export interface AnalyticsSlotResponse {
+  /** null: every slot background work may take is busy now. */
+  lease_id: string | null;
+  background_slots: number;
+}
+
+/** gateway.releaseAnalyticsSlot: gives a granted slot back (any gateway replica can). */
+export interface AnalyticsSlotRelease {
+  workspace_id: string;
+  lease_id: string;
+}
+
 /** Request and response types of the internal methods; every public method takes an ApiRequest and answers an ApiResponse. */
 interface InternalRpcTypes {
   'ingest.collect': { request: CollectRequest; response: CollectResponse };
   'attribution.getDealTouches': { request: DealTouchesRequest; response: DealTouchesResponse };
+  'gateway.acquireAnalyticsSlot': { request: AnalyticsSlotRequest; response: AnalyticsSlotResponse };
+  'gateway.releaseAnalyticsSlot': { request: AnalyticsSlotRelease; response: { released: boolean } };
 }
 
 export type RpcRequestOf<M extends RpcMethod> = M extends keyof InternalRpcTypes ? InternalRpcTypes[M]['request'] : ApiRequest;

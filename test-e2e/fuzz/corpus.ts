@@ -1,9 +1,11 @@
 // Hostile requests generated from the served OpenAPI document: for every operation it describes
 // (so operations added later are covered without touching this file), a plausible request and its
 // mutations: wrong types, broken encodings, sizes, depths, ids, cursors, dates and bodies, plus
-// requests without a key, with a bad one, with the wrong method. Deterministic: the same document
-// gives the same corpus.
-import { gzipSync } from 'node:zlib';
+// requests without a key, with a bad one, with the wrong method. Every field of every body, however
+// deep (fields.ts), gets deep and wide objects, 100 KB strings, arrays past every bound and wrong
+// types; every parameter a 100 KB value. Deterministic: the same document gives the same corpus.
+import { brotliCompressSync, constants, deflateSync, gzipSync } from 'node:zlib';
+import { fieldsOf, withValueAt, type Field } from './fields';
 
 export interface FuzzCase {
   /** `<METHOD> <path template> · <what is hostile>`: names a failing case in the report. */
@@ -13,6 +15,8 @@ export interface FuzzCase {
   url: string;
   headers: Record<string, string>;
   body?: string | Buffer;
+  /** The statuses the operation's responses document: a 501 or 503 is a defect unless listed here. */
+  documented: number[];
 }
 
 type Schema = Record<string, unknown>;
@@ -29,11 +33,27 @@ interface OperationShape {
   path: string;
   parameters: Parameter[];
   body: Schema | null;
+  /** Statuses of its documented responses. */
+  statuses: number[];
 }
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 const FIXED_ID = '5b0c2a3e-9d4f-4e8a-9a51-3c2f7d6e1a0b';
 const DEEP = 5_000;
+const LONG = 100_000;
+const COMPRESSORS: [string, (data: Buffer) => Buffer][] = [
+  ['gzip', (d) => gzipSync(d)],
+  ['deflate', (d) => deflateSync(d)],
+  ['br', (d) => brotliCompressSync(d, { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } })],
+];
+/** Stands for a value written into the body's JSON text as is (nesting JSON.stringify cannot write). */
+const RAW_SLOT = '__fuzz_raw_value__';
+const deepObject = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+const deepArray = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+/** An object with `count` short keys, as JSON text. */
+const wideObject = (count: number) => `{${Array.from({ length: count }, (_, i) => `"${i.toString(36)}":0`).join(',')}}`;
+/** Wrong types for any field (a type the field takes is tried too: the answer must still be sound). */
+const WRONG_TYPES: [string, unknown][] = [['number', 12345], ['string', 'text'], ['null', null], ['object', { a: 1 }], ['array', [1, 2]], ['boolean', false], ['huge number', 1e308], ['negative', -1]];
 
 /** Hostile values any string parameter or field is tried with, as they go on the wire (query) or in JSON. */
 const HOSTILE_QUERY_TEXT: [string, string][] = [
@@ -50,8 +70,8 @@ const HOSTILE_JSON_TEXT: [string, unknown][] = [
   ['empty string', ''],
   ['100,000 characters', 'x'.repeat(100_000)],
 ];
-const HOSTILE_DATES = ['0000-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '2016-12-31T23:59:60Z', '1970-01-01T00:00:00Z', '1969-12-31T23:59:59Z', '2025-02-30T00:00:00Z', 'yesterday', '2025-01-01'];
-const HOSTILE_NUMBERS = ['abc', '1.5', '-1', '0', '1e9', '1e400', '99999999999999999999', '0x10', '', 'NaN', 'Infinity'];
+const HOSTILE_DATES = ['0000-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '2016-12-31T23:59:60Z', '1970-01-01T00:00:00Z', '1969-12-31T23:59:59Z', '2025-02-30T00:00:00Z', 'yesterday', '2025-01-01', '2025-01-01T00:00:00+25:00', '2025-13-01T00:00:00Z'];
+const HOSTILE_NUMBERS = ['abc', '1.5', '-1', '0', '1e9', '1e400', '99999999999999999999', '0x10', '', 'NaN', 'Infinity', '2147483648', '-0', '1_000', '+5', '0.0000001'];
 const HOSTILE_IDS: [string, string][] = [
   ['bad percent-encoding', '%zz'],
   ['urn:uuid: prefix', `urn:uuid:${FIXED_ID}`],
@@ -90,7 +110,8 @@ export function operationsOf(document: Schema): OperationShape[] {
       if (!op) continue;
       const parameters = [...shared, ...((op['parameters'] as unknown[]) ?? []).map((p) => resolve(document, p) as unknown as Parameter)];
       const content = (resolve(document, op['requestBody'])['content'] as Record<string, Schema> | undefined)?.['application/json'];
-      out.push({ method: method.toUpperCase(), path, parameters, body: content ? resolve(document, content['schema']) : null });
+      const statuses = Object.keys((op['responses'] as Schema | undefined) ?? {}).map(Number).filter(Number.isInteger);
+      out.push({ method: method.toUpperCase(), path, parameters, body: content ? resolve(document, content['schema']) : null, statuses });
     }
   }
   return out;
@@ -150,6 +171,8 @@ function queryValue(document: Schema, param: Parameter): string {
 /** The corpus for one document; `website` is the domain requests name. */
 export function buildCorpus(document: Schema, website: string): FuzzCase[] {
   const cases: FuzzCase[] = [];
+  // Compressed once, sent to every operation with a body.
+  const compressed = COMPRESSORS.map(([name, compress]) => [name, compress(Buffer.alloc(50_000_000, 32)), compress(Buffer.from(`{"a":${deepObject(100_000)}}`))] as const);
   const json = { 'content-type': 'application/json' };
   for (const op of operationsOf(document)) {
     const label = `${op.method} ${op.path}`;
@@ -166,8 +189,8 @@ export function buildCorpus(document: Schema, website: string): FuzzCase[] {
     };
     const baseUrl = urlOf(pathOf(FIXED_ID), query);
     const baseBody = op.body ? JSON.stringify(sample(document, op.body)) : undefined;
-    const add = (what: string, c: Omit<FuzzCase, 'name' | 'method' | 'headers'> & { method?: string; headers?: Record<string, string> }) =>
-      cases.push({ name: `${label} · ${what}`, method: c.method ?? op.method, url: c.url, headers: c.headers ?? (op.body ? json : {}), ...(c.body !== undefined ? { body: c.body } : {}) });
+    const add = (what: string, c: Omit<FuzzCase, 'name' | 'method' | 'headers' | 'documented'> & { method?: string; headers?: Record<string, string> }) =>
+      cases.push({ name: `${label} · ${what}`, method: c.method ?? op.method, url: c.url, headers: c.headers ?? (op.body ? json : {}), ...(c.body !== undefined ? { body: c.body } : {}), documented: op.statuses });
     const withBody = baseBody === undefined ? {} : { body: baseBody };
 
     // The request itself, then who is asking.
@@ -178,11 +201,33 @@ export function buildCorpus(document: Schema, website: string): FuzzCase[] {
     add('key in the query string', { url: urlOf(pathOf(FIXED_ID), query, 'api_key=sl_x_y'), ...withBody });
     const wrong = ['DELETE', 'PUT', 'POST', 'GET'].find((m) => m !== op.method) as string;
     add(`wrong method ${wrong}`, { method: wrong, url: baseUrl });
+    for (const method of ['HEAD', 'OPTIONS', 'PUT']) if (method !== op.method) add(`method ${method}`, { method, url: baseUrl });
+    add('without the /v1 prefix', { url: baseUrl.replace(/^\/v1\//, '/'), ...withBody });
+    add('trailing slash', { url: baseUrl.replace(/\?|$/, (m) => `/${m}`), ...withBody });
+    add('doubled slash', { url: baseUrl.replace(/^\/v1\//, '/v1//'), ...withBody });
     add('unknown query parameter', { url: urlOf(pathOf(FIXED_ID), query, 'bogus=1'), ...withBody });
     add('website that is not reachable', { url: baseUrl.replace(`website=${website}`, 'website=nowhere.example'), ...withBody });
+    add('Accept: application/xml', { url: baseUrl, ...withBody, headers: { ...(op.body ? json : {}), accept: 'application/xml' } });
+    add('lower-case bearer scheme', { url: baseUrl, ...withBody, headers: { ...(op.body ? json : {}), 'x-fuzz-key': 'bearer-lower' } });
+    add('Basic authorization', { url: baseUrl, ...withBody, headers: { ...(op.body ? json : {}), 'x-fuzz-key': `Basic ${Buffer.from('a:b').toString('base64')}` } });
+    add('forged X-Forwarded-For', { url: baseUrl, ...withBody, headers: { ...(op.body ? json : {}), 'x-forwarded-for': `${'1.2.3.4, '.repeat(500)}not-an-address` } });
+    if (query.has('website')) {
+      for (const [what, value] of [['100,000 characters', 'w'.repeat(LONG)], ['NUL byte', 'shop%00.test'], ['upper case', website.toUpperCase()], ['given twice', `${website}&website=${website}`], ['empty', ''], ['injection', encodeURIComponent("x' OR 1=1 --")], ['bracketed', `${website}&website[a]=1`]] as [string, string][]) {
+        add(`website: ${what}`, { url: baseUrl.replace(`website=${website}`, `website=${value}`), ...withBody });
+      }
+    }
 
     // Path ids.
-    if (op.path.includes('{')) for (const [what, id] of HOSTILE_IDS) add(`id: ${what}`, { url: urlOf(pathOf(id), query), ...withBody });
+    if (op.path.includes('{')) for (const [what, id] of [...HOSTILE_IDS, ['100,000 characters', 'a'.repeat(LONG)] as [string, string]]) add(`id: ${what}`, { url: urlOf(pathOf(id), query), ...withBody });
+
+    // Header parameters (Idempotency-Key): long and empty values.
+    for (const p of op.parameters.filter((h) => h.in === 'header')) {
+      for (const [what, value] of [['100,000 characters', 'k'.repeat(LONG)], ['1,000 characters', 'k'.repeat(1_000)], ['empty', ''], ['injection', "1' OR '1'='1"]] as [string, string][]) {
+        add(`header ${p.name}: ${what}`, { url: baseUrl, ...withBody, headers: { ...(op.body ? json : {}), [p.name.toLowerCase()]: value } });
+      }
+    }
+    // Operations without a body (DELETE), sent one anyway: it is not read. (fetch sends no GET body.)
+    if (!op.body && op.method !== 'GET') add('unexpected deep JSON body', { url: baseUrl, headers: json, body: deepObject(DEEP) });
 
     // Query parameters, one at a time.
     for (const p of op.parameters.filter((q) => q.in === 'query' && q.name !== 'website')) {
@@ -194,6 +239,12 @@ export function buildCorpus(document: Schema, website: string): FuzzCase[] {
         add(`${p.name}: ${what}`, { url: urlOf(pathOf(FIXED_ID), q), ...withBody });
       };
       for (const [what, value] of HOSTILE_QUERY_TEXT) set(what, value);
+      set('100,000 characters', 'x'.repeat(LONG));
+      set('14,000 characters', 'x'.repeat(14_000));
+      // Bracket syntax, which some query parsers turn into nested objects and arrays.
+      set('bracketed as an array', `1&${p.name}[]=2`);
+      set('bracketed as a nested object', `1&${p.name}[a][b][c]=1`);
+      set('a JSON object', encodeURIComponent('{"a":{"b":1}}'));
       set('given twice', `${queryValue(document, p)}&${p.name}=${queryValue(document, p)}`);
       set('empty', '');
       if (type === 'integer' || type === 'number') for (const n of HOSTILE_NUMBERS) set(`number ${JSON.stringify(n)}`, encodeURIComponent(n));
@@ -203,6 +254,9 @@ export function buildCorpus(document: Schema, website: string): FuzzCase[] {
       if (type === 'array') {
         set('1,000 items', Array.from({ length: 1_000 }, (_, i) => `v${i}`).join(','));
         set('items outside their set', 'bogus,also_bogus');
+        const first = encodeURIComponent(String((sample(document, schema) as unknown[] | undefined)?.[0] ?? 'v'));
+        if (typeof schema['maxItems'] === 'number') set(`${schema['maxItems'] as number + 1} items (one past maxItems)`, Array.from({ length: (schema['maxItems'] as number) + 1 }, () => first).join(','));
+        set('5,000 empty items', ','.repeat(5_000));
       }
       if (p.name === 'cursor') for (const c of HOSTILE_CURSORS) set(`cursor ${c.slice(0, 12)}`, encodeURIComponent(c));
       if (p.name === 'filter') for (const f of ['country:eq:D%00E', 'country', ':::', 'country:regex:.*', `country:in:${'x|'.repeat(2_000)}`]) set(`filter ${f.slice(0, 20)}`, f);
@@ -226,6 +280,11 @@ export function buildCorpus(document: Schema, website: string): FuzzCase[] {
       body(`{"a":${'{"a":'.repeat(DEEP)}1${'}'.repeat(DEEP)}}`, `body: objects nested ${DEEP} levels`);
       body(baseBody ?? '{}', 'body: declared gzip, sent plain', { ...json, 'content-encoding': 'gzip' });
       body(gzipSync(baseBody ?? '{}'), 'body: gzip');
+      // Compression bombs: a few KB on the wire, past the 2 MB limit once decompressed; and deep JSON compressed.
+      for (const [name, bomb, deep] of compressed) {
+        body(bomb, `body: ${name} bomb (50 MB of spaces)`, { ...json, 'content-encoding': name });
+        body(deep, `body: ${name}, objects nested 100,000 levels`, { ...json, 'content-encoding': name });
+      }
       body(Buffer.concat([gzipSync(baseBody ?? '{}').subarray(0, 10), Buffer.from('broken')]), 'body: truncated gzip', { ...json, 'content-encoding': 'gzip' });
       body(baseBody ?? '{}', 'body: form content type', { 'content-type': 'application/x-www-form-urlencoded' });
       body(baseBody ?? '{}', 'body: latin1 charset', { 'content-type': 'application/json; charset=latin1' });
@@ -253,7 +312,48 @@ export function buildCorpus(document: Schema, website: string): FuzzCase[] {
           }
         }
       }
+      for (const field of fieldsOf((value) => resolve(document, value), op.body)) addFieldCases(document, field, base, (what, text) => body(text, what));
     }
   }
   return cases;
+}
+
+/**
+ * Hostile values for one field of a body, however deep: deep and wide objects where it is an object or
+ * free-form, 100 KB strings, arrays past its maxItems and large ones within the body limit, wrong types.
+ * Top-level fields already get the wrong types and hostile strings above.
+ */
+function addFieldCases(document: Schema, field: Field, base: unknown, add: (what: string, body: string) => void): void {
+  const where = `field ${field.path.join('.')}`;
+  const json = (value: unknown) => JSON.stringify(withValueAt(base, field.path, value));
+  const raw = (text: string) => json(RAW_SLOT).replace(`"${RAW_SLOT}"`, text);
+  const nested = field.path.length > 1;
+  const takes = (type: string) => field.types.has(type) || field.types.has('any');
+  if (takes('object')) {
+    add(`${where}: objects nested ${DEEP} levels`, raw(deepObject(DEEP)));
+    add(`${where}: arrays nested ${DEEP} levels`, raw(deepArray(DEEP)));
+    add(`${where}: 20,000 keys`, raw(wideObject(20_000)));
+    add(`${where}: 120,000 keys (past the body's value limit)`, raw(wideObject(120_000)));
+    add(`${where}: a 100,000-character key`, json({ ['k'.repeat(LONG)]: 1 }));
+  }
+  if (takes('string') && nested) {
+    add(`${where}: 100,000 characters`, json('x'.repeat(LONG)));
+    add(`${where}: NUL byte`, json('a\u0000b'));
+    add(`${where}: lone surrogate`, json('x\ud800'));
+    add(`${where}: empty string`, json(''));
+  }
+  if (takes('array')) {
+    const item = sample(document, field.items ?? {});
+    const itemText = JSON.stringify(item) ?? 'null';
+    const items = (count: number) => raw(`[${new Array(count).fill(itemText).join(',')}]`);
+    if (field.maxItems !== undefined) add(`${where}: ${field.maxItems + 1} items (one past maxItems)`, items(field.maxItems + 1));
+    // As many as fit in 1.5 MB (a body may be 2 MB): large, but within the size limit.
+    add(`${where}: a large array within the body limit`, items(Math.max(1, Math.min(50_000, Math.floor(1_500_000 / (itemText.length + 1))))));
+    add(`${where}: 50,000 zeros`, raw(`[${new Array(50_000).fill('0').join(',')}]`));
+    add(`${where}: 150,000 zeros (past the body's value limit)`, raw(`[${new Array(150_000).fill('0').join(',')}]`));
+  }
+  if (nested) for (const [what, value] of WRONG_TYPES) add(`${where}: ${what}`, json(value));
+  if (nested && field.fixed) add(`${where}: outside its set`, json('bogus'));
+  if (nested && field.format === 'date-time') for (const date of HOSTILE_DATES) add(`${where}: date ${date}`, json(date));
+  if (nested && field.format) add(`${where}: not a ${field.format}`, json('not-a-value'));
 }

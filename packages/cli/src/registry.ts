@@ -4,7 +4,7 @@
 // when a process starts them, so admin commands stay quick. A module's settings come from its
 // section of the one validated configuration (settings.ts).
 import { sectionOf, type RunnableModule, type SightlineConfig } from '@sightline/kit';
-import { AUTOMATIONS_SETTINGS, CRM_SYNC_SETTINGS } from './settings';
+import { AUTOMATIONS_SETTINGS, CRM_SYNC_SETTINGS, GATEWAY_SETTINGS } from './settings';
 
 export interface RegistryEntry {
   name: string;
@@ -14,7 +14,7 @@ export interface RegistryEntry {
 export const MODULE_REGISTRY: readonly RegistryEntry[] = [
   {
     name: 'gateway',
-    create: async (config) => (await import('@sightline/service-gateway')).createGatewayModule({ demo: config.demo === 'auto' }),
+    create: async (config) => (await import('@sightline/service-gateway')).createGatewayModule({ demo: config.demo === 'auto', ...sectionOf(config, GATEWAY_SETTINGS) }),
   },
   { name: 'ingest', create: async () => (await import('@sightline/service-ingest')).createIngestModule() },
   { name: 'attribution', create: async () => (await import('@sightline/service-attribution')).createAttributionModule() },

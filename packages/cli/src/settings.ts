@@ -4,9 +4,22 @@
 import type { ConfigSection } from '@sightline/kit';
 import type { AutomationsOptions } from '@sightline/service-automations';
 import type { CrmSyncOptions } from '@sightline/service-crm-sync';
+import { AUTOMATIONS_LIMIT_VARIABLES, buildAutomationsLimits } from './automations-config';
+import type { GatewayOptions } from '@sightline/service-gateway';
 
 const httpUrl = { type: 'string', pattern: '^https?://[^\\s]+$' };
 const trimSlash = (url: string): string => url.replace(/\/$/, '');
+
+/** gateway; `demo` comes from SIGHTLINE_DEMO in kit's own schema (registry.ts adds it). */
+export const GATEWAY_SETTINGS: ConfigSection<Omit<GatewayOptions, 'demo'>> = {
+  service: 'gateway',
+  variables: {
+    SIGHTLINE_IDENTIFY_ACCEPT_UNBOUND: { schema: { enum: ['true', 'false'] }, description: 'Believe identify() with the old unbound signature (an HMAC of the email alone, which any browser can replay) during a migration to the bound form. Default false.' },
+  },
+  build(values) {
+    return values['SIGHTLINE_IDENTIFY_ACCEPT_UNBOUND'] === 'true' ? { identifyAcceptUnbound: true } : {};
+  },
+};
 
 export const CRM_SYNC_SETTINGS: ConfigSection<CrmSyncOptions> = {
   service: 'crm-sync',
@@ -52,6 +65,7 @@ export const AUTOMATIONS_SETTINGS: ConfigSection<AutomationsOptions> = {
     SIGHTLINE_AUTOMATIONS_DELIVERY_LEASE_MS: { schema: integer(2_000, 3_600_000), description: 'How long a delivery stays reserved for the worker sending it (a crashed worker\'s deliveries are taken over after it). Default 60000; at least twice the call timeout.' },
     SIGHTLINE_AUTOMATIONS_CALL_TIMEOUT_MS: { schema: integer(500, 120_000), description: 'Deadline of one call to SMTP, Slack or the model. Default 20000.' },
     SIGHTLINE_AUTOMATIONS_RETRY_BASE_MS: { schema: integer(100, 3_600_000), description: 'First retry delay of a failed delivery, doubled per attempt (a Retry-After overrides it). Default 30000.' },
+    ...AUTOMATIONS_LIMIT_VARIABLES,
   },
   build(values) {
     const options: AutomationsOptions = {};
@@ -78,9 +92,10 @@ export const AUTOMATIONS_SETTINGS: ConfigSection<AutomationsOptions> = {
     }
     const base = values['SIGHTLINE_AUTOMATIONS_RETRY_BASE_MS'];
     if (base !== undefined) options.retry = { baseDelayMs: Number(base) };
+    buildAutomationsLimits(values, options);
     return options;
   },
 };
 
 /** Every section, in registry order; `sightline start` validates them all whatever the target. */
-export const SETTINGS_SECTIONS: readonly ConfigSection[] = [CRM_SYNC_SETTINGS, AUTOMATIONS_SETTINGS];
+export const SETTINGS_SECTIONS: readonly ConfigSection[] = [GATEWAY_SETTINGS, CRM_SYNC_SETTINGS, AUTOMATIONS_SETTINGS];

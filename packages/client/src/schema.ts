@@ -474,13 +474,13 @@ export interface paths {
         };
         /**
          * List alerts
-         * @description One row per alert; meta carries the event catalog (trigger event types) and the starter templates. Scope decision: the spec is ambiguous (any valid key vs. automations:read/automations:write); Sightline enforces the scopes. New keys are granted both by default, so this only limits keys deliberately narrowed.
+         * @description One row per alert; meta carries the event catalog (trigger event types) and the starter templates. What an alert's runs contain needs the scopes that read it directly (output_scopes): analytics:read for /metrics figures in gather, funnels:read for a funnel's conversion, conversions:read for contact events (conversion.*, stage.changed, milestone.reached), deals:read for deal events, and pii:read when events show contacts' email, phone and name unmasked (only when the spec was written by a key with pii:read; otherwise they are masked as GET /contacts masks them). Writing such a spec and POST /run need these scopes (403 insufficient-scope naming the missing one); reading the alert without them answers it with those figures redacted. Scope decision: the spec is ambiguous (any valid key vs. automations:read/automations:write); Sightline enforces the scopes. New keys are granted both by default, so this only limits keys deliberately narrowed.
          */
         get: operations["listAutomations"];
         put?: never;
         /**
          * Create an alert
-         * @description A new alert starts active (decided) and stores the website's timezone and currency (which default to the workspace's): crons, periods and amounts are read in them. The spec is checked as a whole, gather queries included (each is run once against the current data). A chat delivery needs the Slack workspace connected to this Sightline workspace and channels it has (an unknown channel is 400 invalid-request); ai: true needs a model configured by the operator. Scope decision: the spec is ambiguous (any valid key vs. automations:read/automations:write); Sightline enforces the scopes. New keys are granted both by default, so this only limits keys deliberately narrowed.
+         * @description A new alert starts active (decided) and stores the website's timezone and currency (which default to the workspace's): crons, periods and amounts are read in them. The spec is checked as a whole, gather queries included (each is run once against the current data). A chat delivery needs the Slack workspace connected to this Sightline workspace and channels it has (an unknown channel is 400 invalid-request); ai: true needs a model configured by the operator. What an alert's runs contain needs the scopes that read it directly (output_scopes): analytics:read for /metrics figures in gather, funnels:read for a funnel's conversion, conversions:read for contact events (conversion.*, stage.changed, milestone.reached), deals:read for deal events, and pii:read when events show contacts' email, phone and name unmasked (only when the spec was written by a key with pii:read; otherwise they are masked as GET /contacts masks them). Writing such a spec and POST /run need these scopes (403 insufficient-scope naming the missing one); reading the alert without them answers it with those figures redacted. Email recipients at an IP address are refused (400 invalid-request); when the operator set SIGHTLINE_ALERT_EMAIL_DOMAINS, so are recipients outside those domains and their subdomains (400 invalid-request, allowed lists the domains). A workspace's alerts send at most the operator's email budget per UTC hour and per UTC day (default 200 and 1,000): a delivery over it is held (queued, its error says until when), and skipped once held for a day. Scope decision: the spec is ambiguous (any valid key vs. automations:read/automations:write); Sightline enforces the scopes. New keys are granted both by default, so this only limits keys deliberately narrowed.
          */
         post: operations["createAutomation"];
         delete?: never;
@@ -498,7 +498,7 @@ export interface paths {
         };
         /**
          * One alert with its recent runs
-         * @description The alert with its last 50 runs and their deliveries. Scope decision: the spec is ambiguous (any valid key vs. automations:read/automations:write); Sightline enforces the scopes. New keys are granted both by default, so this only limits keys deliberately narrowed.
+         * @description The alert with its last 50 runs and their deliveries. What an alert's runs contain needs the scopes that read it directly (output_scopes): analytics:read for /metrics figures in gather, funnels:read for a funnel's conversion, conversions:read for contact events (conversion.*, stage.changed, milestone.reached), deals:read for deal events, and pii:read when events show contacts' email, phone and name unmasked (only when the spec was written by a key with pii:read; otherwise they are masked as GET /contacts masks them). Writing such a spec and POST /run need these scopes (403 insufficient-scope naming the missing one); reading the alert without them answers it with those figures redacted. Scope decision: the spec is ambiguous (any valid key vs. automations:read/automations:write); Sightline enforces the scopes. New keys are granted both by default, so this only limits keys deliberately narrowed.
          */
         get: operations["getAutomation"];
         put?: never;
@@ -512,7 +512,7 @@ export interface paths {
         head?: never;
         /**
          * Change, pause or resume an alert
-         * @description Any of name, spec (the whole spec, replacing the old one; a threshold alert starts again from normal) and status (active or paused: a paused alert ignores events and its schedule; resuming restarts from the next cron time, without catching up; messages already queued still go out). Scope decision: the spec is ambiguous (any valid key vs. automations:read/automations:write); Sightline enforces the scopes. New keys are granted both by default, so this only limits keys deliberately narrowed.
+         * @description Any of name, spec (the whole spec, replacing the old one) and status (active or paused: a paused alert ignores events and its schedule; resuming restarts from the next cron time, without catching up; messages already queued still go out; setting the status clears status_reason). A threshold alert keeps its state (firing or not) through an edit of recipients, name, template or cron, so nothing is re-sent; a changed gather or condition is evaluated at the next scheduling tick against the kept state: "back to normal" when the condition no longer holds, "Alert" only when it newly holds. A changed trigger kind starts from normal. Resuming an alert whose spec names a deleted funnel is 400 invalid-request. What an alert's runs contain needs the scopes that read it directly (output_scopes): analytics:read for /metrics figures in gather, funnels:read for a funnel's conversion, conversions:read for contact events (conversion.*, stage.changed, milestone.reached), deals:read for deal events, and pii:read when events show contacts' email, phone and name unmasked (only when the spec was written by a key with pii:read; otherwise they are masked as GET /contacts masks them). Writing such a spec and POST /run need these scopes (403 insufficient-scope naming the missing one); reading the alert without them answers it with those figures redacted. Email recipients at an IP address are refused (400 invalid-request); when the operator set SIGHTLINE_ALERT_EMAIL_DOMAINS, so are recipients outside those domains and their subdomains (400 invalid-request, allowed lists the domains). A workspace's alerts send at most the operator's email budget per UTC hour and per UTC day (default 200 and 1,000): a delivery over it is held (queued, its error says until when), and skipped once held for a day. Scope decision: the spec is ambiguous (any valid key vs. automations:read/automations:write); Sightline enforces the scopes. New keys are granted both by default, so this only limits keys deliberately narrowed.
          */
         patch: operations["patchAutomation"];
         trace?: never;
@@ -528,7 +528,7 @@ export interface paths {
         put?: never;
         /**
          * Run an alert now
-         * @description Builds the alert's message from the latest data (figures gathered now; for an event alert, the last event that matched it, or a sample event when none has yet) and queues it to every destination, whatever its status and pacing; a threshold alert's state is not changed. test=true marks the message as a test (subject and first line say so). Answers the run id and where it was queued; the run shows in GET /automations/{id} and its end in the change feed (automation.ran). Scope decision: the spec is ambiguous (any valid key vs. automations:read/automations:write); Sightline enforces the scopes. New keys are granted both by default, so this only limits keys deliberately narrowed.
+         * @description Builds the alert's message from the latest data (figures gathered now; for an event alert, the last event that matched it, or the catalog's sample event when none has yet: the message says it is a sample and links to the change feed of that event type) and queues it to every destination, whatever its status and pacing; a threshold alert's state is not changed. test=true marks the message as a test (subject and first line say so). Answers the run id, its status and where it was queued; the run shows in GET /automations/{id} and its end in the change feed (automation.ran). A message that cannot be made (a template past its 64 KiB budget) gives a failed run with a compose_note and nothing queued. Decided: when a funnel the alert gathers from was deleted, the answer is 409 conflict (the alert's spec cannot run as written; the alert is paused with status_reason); the remediation is to choose another funnel with PATCH and set status to active. It sends what the alert gathers to its recipients, so it needs every scope of the alert's output_scopes (403 insufficient-scope naming the missing one). Scope decision: the spec is ambiguous (any valid key vs. automations:read/automations:write); Sightline enforces the scopes. New keys are granted both by default, so this only limits keys deliberately narrowed.
          */
         post: operations["runAutomation"];
         delete?: never;
@@ -1229,7 +1229,7 @@ export interface components {
             revenue?: number;
             /** @description ISO 4217 code. */
             currency?: string;
-            /** @description Free-form; nested at most 15 levels. */
+            /** @description Free-form; nested at most 15 levels (the event at most 16): a deeper event is rejected with its index in `errors`, the rest of the batch accepted. */
             properties?: {
                 [key: string]: unknown;
             };
@@ -1409,9 +1409,9 @@ export interface components {
         };
         FunnelStep: {
             name: string;
-            /** @description A behavioural step gives any of the matchers; all given must match the same event. Each matcher is a pattern over the whole value, case-sensitive, where `*` matches any run of characters (including none) and every other character is literal; an absent value (an event without a name, a page or click text) matches no pattern, not even `*`. A revenue step gives `source` = `revenue` and `revenue_event`: a subscription lifecycle fact (milestone.reached from a connected CRM, a billing system or a file import, whose stage is one of trial_started, trial_converted, subscription_started, subscription_renewed, subscription_upgraded, subscription_downgraded, subscription_churned, payment_succeeded, payment_refunded), keyed by the person it names (identity, else email). The two kinds cannot be mixed in one step. A matcher that can never match is 400 invalid-request naming the step (with `allowed` where a fixed set applies). */
+            /** @description A behavioural step gives any of the matchers; all given must match the same event. Each matcher is a pattern over the whole value, case-sensitive, where `*` matches any run of characters (including none) and every other character is literal; an absent value (an event without a name, a page or click text) matches no pattern, not even `*`. A revenue step gives `source` = `revenue` and `revenue_event`: a subscription lifecycle fact (milestone.reached from a connected CRM, a billing system or a file import, whose stage is one of trial_started, trial_converted, subscription_started, subscription_renewed, subscription_upgraded, subscription_downgraded, subscription_churned, payment_succeeded, payment_refunded), keyed by the person it names (identity, else email). A matcher is at most 200 characters with at most 10 `*`; more is 400 invalid-request. The two kinds cannot be mixed in one step. A matcher that can never match is 400 invalid-request naming the step (with `allowed` where a fixed set applies). */
             conditions: {
-                /** @description Type of the event: one Sightline records (pageview, outbound, form_submit, custom, identify, conversion, purchase) or one the website has sent with POST /events. A pattern matching none of them is refused. */
+                /** @description Type of the event: one Sightline records (pageview, outbound, form_submit, custom, identify, conversion, purchase) or one the website has sent with POST /events (of at most 200 characters, the first 1,000 distinct ones it sent). A pattern matching none of them is refused. */
                 event_type?: string;
                 /** @description Path of the page (no query string, no fragment), e.g. `/pricing` or `/blog/*`. Must start with `/` or `*`. */
                 path_matches?: string;
@@ -1490,20 +1490,15 @@ export interface components {
             name?: string;
             /**
              * @description Who is counted. visitor: every person, anonymous or known, with their devices stitched together by the identity graph (a visitor who identifies later is one person with their earlier anonymous history). user: only identified people (known by an email or phone from any of their events, or named by a revenue fact), with their whole stitched history. A funnel mixing behavioural and revenue steps requires visitor; otherwise it is 400 unsupported-combination.
-             * @default visitor
              * @enum {string}
              */
             scope?: "visitor" | "user";
             /**
              * @description sequential: Steps must happen in the given order; other events may occur between them. strict: Steps must happen in the given order with no other tracked event between them. any_order: Every step must happen inside the window, in any order. strict cannot hold revenue steps (a CRM fact is not part of the tracked sequence): 400 unsupported-combination.
-             * @default sequential
              * @enum {string}
              */
             step_order?: "sequential" | "strict" | "any_order";
-            /**
-             * @description Days a person has, counted from the moment of the first step, to complete the funnel (every later step at most window_days × 24 h after it, that instant included). The first step must fall inside the requested period; later steps may fall after its end.
-             * @default 30
-             */
+            /** @description Days a person has, counted from the moment of the first step, to complete the funnel (every later step at most window_days × 24 h after it, that instant included). The first step must fall inside the requested period; later steps may fall after its end. */
             window_days?: number;
             /** @description Audience filter: dimension name to the value it must equal. It applies to the event that enters the funnel (its own attributes and its session's); `identified` (true/false) applies to the person. A session filter on a funnel whose first step is a revenue step is 400 unsupported-combination (a revenue fact has no session). */
             filters?: {
@@ -1562,7 +1557,7 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
-            /** @description With compare_days: the comparison window (the same length as the requested one) and its steps, computed by the same rules. */
+            /** @description With compare_days: the comparison window (the same number of local calendar days as the requested one, in the website timezone) and its steps, computed by the same rules. */
             previous?: {
                 window: components["schemas"]["Window"];
                 data: ({
@@ -1663,7 +1658,7 @@ export interface components {
         AutomationSpec: {
             /** @constant */
             version: 1;
-            /** @description event: runs per matching change message (events). schedule: runs at each cron time and sends what it gathered. threshold: evaluates the condition at each cron time; sends when it starts to hold and once more ("back to normal") when it stops. */
+            /** @description event: runs per matching change message (events; see max_age to skip backfills). schedule: runs at each cron time and sends what it gathered. threshold: evaluates the condition at each cron time; sends when it starts to hold and once more ("back to normal") when it stops. */
             trigger: {
                 /** @enum {string} */
                 kind: "event" | "schedule" | "threshold";
@@ -1683,6 +1678,13 @@ export interface components {
                 op: "eq" | "ne" | "in" | "nin" | "contains" | "not_contains" | "gt" | "gte" | "lt" | "lte";
                 values: string[];
             }[];
+            /**
+             * @description kind=event only: skip events that happened longer ago than this when they arrive (backfilled or imported conversions), as a whole number of minutes (m), hours (h) or days (d), from 1m to 365d. Age is the time since the event's occurred_at (changed_at for changes). Default: no limit.
+             * @example 90m
+             * @example 24h
+             * @example 7d
+             */
+            max_age?: string;
             /** @description Named numbers to gather, e.g. {"revenue": {"metric": "revenue", "period": "last 7 days"}}. Required for threshold; optional for schedule and event alerts (their message shows them). */
             gather?: {
                 [key: string]: {
@@ -1690,7 +1692,7 @@ export interface components {
                     metric?: string;
                     /**
                      * Format: uuid
-                     * @description Instead of metric: the id of a funnel of the website (an unknown one is 400 invalid-request). Takes no filters.
+                     * @description Instead of metric: the id of a funnel of the website (an unknown one is 400 invalid-request). Takes no filters. Deleting the funnel pauses the alert (see status_reason).
                      */
                     funnel?: string;
                     /** @description Plain-language period as /metrics takes it, resolved in the website timezone each time the alert runs. Default "last 30 days". */
@@ -1704,7 +1706,7 @@ export interface components {
                     }[];
                 } | unknown | unknown;
             };
-            /** @description kind=threshold only. compare=value: holds when the figure op value. compare=previous_period: the figure is also read for the window of equal length just before; holds when the change (absolute, or percent of the previous value) op value, e.g. {"figure": "revenue", "compare": "previous_period", "change": "percent", "op": "lte", "value": -20} for revenue down 20% or more. A percent change against a previous value of 0 does not hold (no baseline). */
+            /** @description kind=threshold only. compare=value: holds when the figure op value. compare=previous_period: the figure is also read for the window just before, as long in local calendar days of the website timezone (or local wall-clock time for windows that do not start at midnight), so a daylight-saving change does not shift it by an hour; holds when the change (absolute, or percent of the previous value) op value, e.g. {"figure": "revenue", "compare": "previous_period", "change": "percent", "op": "lte", "value": -20} for revenue down 20% or more. A percent change against a previous value of 0 does not hold (no baseline). */
             condition?: {
                 /** @description A name in gather. */
                 figure: string;
@@ -1723,12 +1725,12 @@ export interface components {
                 change?: "absolute" | "percent";
             };
             compose?: {
-                /** @description Mustache template of the message body. Values are escaped for each channel (HTML for email, Slack mrkdwn for chat). It sees alert, website, trigger, test, event (event alerts), events and count (digests), figures.<name> (value: formatted in the website currency and timezone; raw; previous; change_percent; window), condition (threshold: text, holds) and link (the API query behind the message, also appended when the template leaves it out). Default: a template per trigger kind. */
+                /** @description Mustache template of the message body. Values are escaped for each channel (HTML for email, Slack mrkdwn for chat). It sees alert, website (domain, timezone), trigger, test, event (event alerts: its catalog fields, amount formatted, when it happened in the website timezone as when, title, details), events, count and more (digests: the first 100 events are listed, more counts the rest), figures.<name> (value: formatted in the website currency and timezone; raw; previous; change; comparison; window), condition (threshold: text, holds) and link (the API query behind the message, also appended when the template leaves it out). Sections may nest at most 4 deep (deeper is 400 invalid-request: each repeats once per list item); a rendering stops at 64 KiB of text, and a run whose message would be longer fails with a compose_note saying what to change. Default: a template per trigger kind. */
                 template?: string;
-                /** @description Mustache template of the email subject. Default "[Sightline] <alert name>". */
+                /** @description Mustache template of the email subject (the same nesting limit). Default "[Sightline] <alert name>". */
                 subject?: string;
                 /**
-                 * @description Write the message with the language model the operator configured (400 when none is). The model gets the gathered figures as text and must state them verbatim and no other number; otherwise the template is used and the run records why.
+                 * @description Write the message with the language model the operator configured (400 when none is). The model gets the alert's data as delimited JSON, to be read as data only, and must state every gathered figure verbatim, no other number and no link, in at most 1,000 characters; its text is escaped like any value. Otherwise the template is used and compose_note says why (for a failing model, only "model unavailable (HTTP <status>)": the model's own error text is not shown).
                  * @default false
                  */
                 ai?: boolean;
@@ -1755,8 +1757,12 @@ export interface components {
             id: string;
             name: string;
             template_id: string | null;
-            /** @enum {string} */
+            /**
+             * @description active, or paused (by a PATCH, or by the service: see status_reason).
+             * @enum {string}
+             */
             status: "active" | "paused";
+            status_reason?: string | null;
             spec: components["schemas"]["AutomationSpec"];
             website_id?: string;
             /** @description The website timezone stored at creation: crons and periods are read in it. */
@@ -1776,6 +1782,14 @@ export interface components {
             created_at?: string;
             /** Format: date-time */
             updated_at?: string;
+            /** @description The scopes a key needs to see what the alert's runs contain, each the scope that reads it directly: analytics:read for /metrics figures in gather, funnels:read for a funnel's conversion, conversions:read for contact events (conversion.*, stage.changed, milestone.reached), deals:read for deal events, and pii:read when events show contacts' email, phone and name unmasked (only when the spec was written by a key with pii:read; otherwise they are masked as GET /contacts masks them). Writing such a spec and POST /run need these scopes (403 insufficient-scope naming the missing one); reading the alert without them answers it with those figures redacted. */
+            output_scopes?: string[];
+            redacted?: {
+                /** @description The scopes of output_scopes the key lacks. */
+                missing_scopes: string[];
+                /** @description The fields set to null: state.last_value; with runs, runs[].subject, runs[].compose_note and runs[].deliveries[].error. */
+                fields: string[];
+            } | null;
         } & {
             [key: string]: unknown;
         };
@@ -1814,6 +1828,7 @@ export interface components {
              * @enum {string}
              */
             trigger: "event" | "digest" | "schedule" | "threshold" | "recovery" | "manual";
+            subject?: string | null;
             /**
              * @description Who wrote the message.
              * @enum {string}
@@ -1916,7 +1931,12 @@ export interface components {
                 /** Format: uuid */
                 run_id: string;
                 test: boolean;
-                /** @description Where the message was queued: one delivery per recipient, grouped by channel. */
+                /**
+                 * @description queued; or failed when the message could not be made (compose_note says why; nothing was queued).
+                 * @enum {string}
+                 */
+                status?: "queued" | "sent" | "failed" | "skipped";
+                /** @description Where the message was queued: one delivery per recipient, grouped by channel (empty when the run failed). */
                 queued: {
                     /**
                      * @description email: one message per address over SMTP. chat: one chat.postMessage per channel of the Slack workspace connected to this Sightline workspace (operators connect it with `sightline automations chat add`).
@@ -5448,7 +5468,7 @@ export interface operations {
                 from?: string;
                 /** @description Explicit window end (date-time), exclusive. */
                 to?: string;
-                /** @description previous: also compute the immediately preceding window of equal length. A number N: also compute the window shifted back N days (1 to 731; more is 400 invalid-request). The comparison is returned in `previous`. */
+                /** @description previous: also compute the immediately preceding window of equal length. A number N: also compute the window shifted back N days (1 to 731; more is 400 invalid-request). Lengths and shifts are local calendar days of the website timezone, so across a daylight-saving change a day still runs midnight to midnight (a window that is not whole days is compared with one of equal local wall-clock length). The comparison is returned in `previous`. */
                 compare_days?: string;
             };
             header?: never;
@@ -6569,6 +6589,19 @@ export interface operations {
             };
             /** @description Problem document; kinds: website-not-found, not-found. */
             404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Sightline-Request-Id": components["headers"]["Sightline-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem document; kinds: conflict. */
+            409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];

@@ -19,6 +19,7 @@ export {
   findInputFault,
   isStorableEpochMs,
   MAX_JSON_DEPTH,
+  MAX_JSON_VALUES,
   parseStorableTime,
   STORABLE_TIME_MAX_MS,
   STORABLE_TIME_MIN_MS,

@@ -4,7 +4,8 @@ import type { CollectEvent, CollectEventType, CollectPayload, CollectProps } fro
 
 /** `window.sightline`: the real API once loaded; before that, the snippet's stub collecting `q`. */
 interface SightlineApi {
-  (command: string, ...args: unknown[]): void;
+  /** `sightline('visitor')` answers the anonymous id; every other command answers nothing. */
+  (command: string, ...args: unknown[]): string | void;
   /** Calls queued by the stub before the script loaded. */
   q?: ArrayLike<unknown>[];
   /** Set once the real tracker is installed, so a second copy of the script stays inert. */
@@ -191,16 +192,21 @@ const MAX_PER_REQUEST = 50;
     if (command == 'event') {
       if (typeof args[0] == 'string' && args[0]) send('custom', args[0], args[1]);
     } else if (command == 'identify') {
-      // The signature comes from the site's backend (HMAC of the email); without it the server ignores the claim.
+      // The signature comes from the site's backend (bound to this site, this visitor and an expiry);
+      // without it the server ignores the claim.
       const email = typeof args[0] == 'string' ? args[0].trim() : '';
       if (email.indexOf('@') > 0) send('identify', null, undefined, email, undefined, typeof args[1] == 'string' ? args[1] : undefined);
     } else if (command == 'pageview') {
       send('pageview', null, args[0]);
+    } else if (command == 'visitor') {
+      // The id an identify signature must bind; a callback also works through the stub queue, before load.
+      if (typeof args[0] == 'function') args[0](aid);
+      return aid;
     }
   };
   const live: SightlineApi = function (command: string, ...args: unknown[]) {
     try {
-      run(command, ...args);
+      return run(command, ...args);
     } catch (_) {
       // Analytics must never break the page that hosts it.
     }

@@ -4,7 +4,17 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export * from './protocol';
-export { identifyEmailForm, identifySignature, identifySignatureMatches } from './identify';
+export {
+  checkIdentifySignature,
+  identifyEmailForm,
+  identifySignature,
+  IDENTIFY_CLOCK_SKEW_SECONDS,
+  IDENTIFY_MAX_LIFETIME_SECONDS,
+  unboundIdentifySignature,
+  type IdentifyBinding,
+  type IdentifySignatureCheck,
+  type IdentifySignatureInput,
+} from './identify';
 
 /** Absolute path of the built script (dist/t.js), the same from src/ under jest and from dist/. */
 export function trackerScriptPath(): string {

@@ -34,8 +34,9 @@ export interface CollectEvent {
   /** Only on `identify`. */
   email?: string;
   /**
-   * Only on `identify`: hex HMAC-SHA256 of the trimmed, lower-cased email, keyed by the website's
-   * identify secret, made by the website's backend. Without a matching one the hit is refused.
+   * Only on `identify`: the website backend's signature, `v2.<expires>.<hex HMAC-SHA256>` binding the
+   * payload's `site` and `aid`, the email and the expiry (identify.ts, README). Without a believed one
+   * the hit is refused.
    */
   sig?: string;
 }

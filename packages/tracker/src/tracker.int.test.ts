@@ -166,6 +166,25 @@ describe('tracker in Chromium', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
+  it("answers sightline('visitor') with the anonymous id an identify signature binds, returned and by callback, queued before load too", async () => {
+    const context = await newContext();
+    const page = await context.newPage();
+    // Before any page script: the snippet's stub, and a call queued through it (a page asking early).
+    await page.addInitScript(
+      "window.sightline=function(){(window.sightline.q=window.sightline.q||[]).push(arguments)};sightline('visitor',function(id){window.queuedVisitor=id})",
+    );
+    await page.goto(site.url('/visitor'));
+    await recorder.waitForEvent((e) => e.type === 'pageview' && e.url === site.url('/visitor'), 'the pageview');
+    const aid = await aidOf(context);
+    await page.waitForFunction('window.queuedVisitor !== undefined');
+    const answers = await page.evaluate(
+      "new Promise(function (resolve) { var returned = sightline('visitor'); sightline('visitor', function (id) { resolve([window.queuedVisitor, returned, id]); }); })",
+    );
+    expect(answers).toEqual([aid, aid, aid]);
+    // Asking sends nothing.
+    expect(recorder.events((e) => e.aid === aid).map((e) => e.type)).toEqual(['pageview', 'custom']);
+  });
+
   it('sends outbound link clicks and form submits, never form field values', async () => {
     const context = await newContext();
     const page = await context.newPage();

@@ -7,6 +7,7 @@ import { funnelPaths } from './paths-funnels';
 import { gatewayPaths } from './paths-gateway';
 import { API_DESCRIPTION } from './description';
 import { legacyAlias } from './operation';
+import { withoutPatchDefaults } from './patch-bodies';
 import { analyticsSchemas } from './schemas-analytics';
 import { automationSchemas } from './schemas-automations';
 import { commonSchemas } from './schemas-common';
@@ -88,13 +89,14 @@ export const openApiDocument: OpenApiDocument = {
       'Retry-After': integer('Seconds to wait before retrying unchanged.'),
       'Sightline-Request-Id': { description: 'Request id; equals `instance` of a problem document.', schema: { type: 'string' } },
     },
-    schemas: {
+    // A PATCH carries only the fields being changed: its body states no defaults (patch-bodies.ts).
+    schemas: withoutPatchDefaults(canonical, {
       ...commonSchemas,
       ...analyticsSchemas,
       ...contactSchemas,
       ...crmSchemas,
       ...funnelSchemas,
       ...automationSchemas,
-    },
+    }),
   },
 };

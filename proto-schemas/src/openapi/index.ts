@@ -5,7 +5,7 @@ import type { HttpMethod, OperationObject } from './types';
 export { API_PREFIX, LEGACY_PATH_ALIASES, openApiDocument } from './document';
 export { DOCUMENT_PROBLEM_KINDS, DOCUMENT_PROBLEM_KINDS as PROBLEM_KINDS, PROBLEM_TYPE_BASE, type DocumentProblemKind } from './problems';
 export { CONTACT_WRITABLE_FIELDS } from './schemas-contacts';
-export { FUNNEL_WINDOW_DAYS, MAX_FUNNELS_PER_WEBSITE } from './schemas-funnels';
+export { FUNNEL_MATCHER, FUNNEL_WINDOW_DAYS, MAX_CUSTOM_EVENT_TYPES, MAX_FUNNELS_PER_WEBSITE } from './schemas-funnels';
 export * from './types';
 
 export interface OperationEntry {

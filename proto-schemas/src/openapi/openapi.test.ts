@@ -275,6 +275,20 @@ describe('OpenAPI document', () => {
     expect(doc.components.securitySchemes['bearerAuth']).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
 
+  it('states no default for a field a PATCH body leaves out (a left-out field keeps its value), and keeps the create defaults', () => {
+    const patches = Object.entries(doc.paths).flatMap(([path, item]) => (item.patch ? [[path, item.patch] as const] : []));
+    expect(patches.map(([path]) => path)).toEqual(expect.arrayContaining(['/v1/funnels/{id}', '/v1/contacts/{id}', '/v1/automations/{id}']));
+    for (const [path, patch] of patches) {
+      const body = patch.requestBody?.content['application/json']?.schema as { $ref?: string; properties?: Record<string, object> };
+      const schema = body.$ref ? (doc.components.schemas[body.$ref.split('/').pop() as string] as typeof body) : body;
+      const defaulted = Object.entries(schema.properties ?? {}).filter(([, property]) => 'default' in property).map(([name]) => name);
+      expect({ path, defaulted }).toEqual({ path, defaulted: [] });
+    }
+    const create = doc.components.schemas['FunnelCreate'] as { properties: Record<string, { default?: unknown }> };
+    expect(create.properties['window_days']?.default).toBe(30);
+    expect(create.properties['scope']?.default).toBe('visitor');
+  });
+
   it('has schemas that compile strictly and describe real values', () => {
     const ajv = schemaAjv();
     for (const { operation } of ops) {

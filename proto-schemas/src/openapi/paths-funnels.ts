@@ -69,7 +69,7 @@ export const funnelPaths: Record<string, PathItemObject> = {
         ...windowParams,
         {
           name: 'compare_days', in: 'query',
-          description: `previous: also compute the immediately preceding window of equal length. A number N: also compute the window shifted back N days (1 to ${MAX_WINDOW_DAYS}; more is 400 invalid-request). The comparison is returned in \`previous\`.`,
+          description: `previous: also compute the immediately preceding window of equal length. A number N: also compute the window shifted back N days (1 to ${MAX_WINDOW_DAYS}; more is 400 invalid-request). Lengths and shifts are local calendar days of the website timezone, so across a daylight-saving change a day still runs midnight to midnight (a window that is not whole days is compared with one of equal local wall-clock length). The comparison is returned in \`previous\`.`,
           schema: { type: 'string', pattern: '^(previous|[1-9][0-9]{0,2})$' },
           'x-sightline-error-kind': 'invalid-request',
         },

@@ -10,6 +10,9 @@ import {
 import { dateTime, enumOf, nullable, ref } from './refs';
 import type { Schema } from './types';
 
+/** What an alert's output needs, said once for the alert schema and the operations. */
+export const FIGURE_SCOPE_RULE = 'analytics:read for /metrics figures in gather, funnels:read for a funnel\'s conversion, conversions:read for contact events (conversion.*, stage.changed, milestone.reached), deals:read for deal events, and pii:read when events show contacts\' email, phone and name unmasked (only when the spec was written by a key with pii:read; otherwise they are masked as GET /contacts masks them). Writing such a spec and POST /run need these scopes (403 insufficient-scope naming the missing one); reading the alert without them answers it with those figures redacted.';
+
 const str = { type: 'string' } as const;
 
 const delivery: Schema = {
@@ -45,7 +48,7 @@ const gatherQuery: Schema = {
   description: 'One number: a metric read as GET /metrics would answer it (window totals, no group_by) over the period with the filters; or, with funnel, a funnel\'s conversion over the period (the share of the people who entered it that reached its last step, as GET /funnels/{id}/steps counts them). Its name (the key in gather) is how condition and templates refer to it.',
   properties: {
     metric: { ...str, description: 'A metric of GET /schema that needs no group_by or stages (unknown: 400 unknown-metric listing allowed).' },
-    funnel: { type: 'string', format: 'uuid', description: 'Instead of metric: the id of a funnel of the website (an unknown one is 400 invalid-request). Takes no filters.' },
+    funnel: { type: 'string', format: 'uuid', description: 'Instead of metric: the id of a funnel of the website (an unknown one is 400 invalid-request). Takes no filters. Deleting the funnel pauses the alert (see status_reason).' },
     period: { ...str, description: 'Plain-language period as /metrics takes it, resolved in the website timezone each time the alert runs. Default "last 30 days".' },
     filters: {
       type: 'array', maxItems: 10,
@@ -71,7 +74,7 @@ export const automationSchemas: Record<string, Schema> = {
       trigger: {
         type: 'object',
         required: ['kind'],
-        description: 'event: runs per matching change message (events). schedule: runs at each cron time and sends what it gathered. threshold: evaluates the condition at each cron time; sends when it starts to hold and once more ("back to normal") when it stops.',
+        description: 'event: runs per matching change message (events; see max_age to skip backfills). schedule: runs at each cron time and sends what it gathered. threshold: evaluates the condition at each cron time; sends when it starts to hold and once more ("back to normal") when it stops.',
         properties: {
           kind: enumOf(AUTOMATION_TRIGGER_KINDS),
           events: { type: 'array', minItems: 1, maxItems: 10, items: str, description: 'kind=event: event types from the catalog in GET /automations meta.event_catalog.' },
@@ -83,6 +86,10 @@ export const automationSchemas: Record<string, Schema> = {
         additionalProperties: false,
       },
       filters: { type: 'array', maxItems: 20, items: filter, description: 'kind=event only: every filter must hold (and).' },
+      max_age: {
+        type: 'string', pattern: '^[0-9]{1,6}[mhd]$', examples: ['90m', '24h', '7d'],
+        description: 'kind=event only: skip events that happened longer ago than this when they arrive (backfilled or imported conversions), as a whole number of minutes (m), hours (h) or days (d), from 1m to 365d. Age is the time since the event\'s occurred_at (changed_at for changes). Default: no limit.',
+      },
       gather: {
         type: 'object',
         maxProperties: 10,
@@ -93,7 +100,7 @@ export const automationSchemas: Record<string, Schema> = {
       condition: {
         type: 'object',
         required: ['figure', 'op', 'value'],
-        description: 'kind=threshold only. compare=value: holds when the figure op value. compare=previous_period: the figure is also read for the window of equal length just before; holds when the change (absolute, or percent of the previous value) op value, e.g. {"figure": "revenue", "compare": "previous_period", "change": "percent", "op": "lte", "value": -20} for revenue down 20% or more. A percent change against a previous value of 0 does not hold (no baseline).',
+        description: 'kind=threshold only. compare=value: holds when the figure op value. compare=previous_period: the figure is also read for the window just before, as long in local calendar days of the website timezone (or local wall-clock time for windows that do not start at midnight), so a daylight-saving change does not shift it by an hour; holds when the change (absolute, or percent of the previous value) op value, e.g. {"figure": "revenue", "compare": "previous_period", "change": "percent", "op": "lte", "value": -20} for revenue down 20% or more. A percent change against a previous value of 0 does not hold (no baseline).',
         properties: {
           figure: { ...str, description: 'A name in gather.' },
           op: enumOf(CONDITION_OPS),
@@ -108,10 +115,10 @@ export const automationSchemas: Record<string, Schema> = {
         properties: {
           template: {
             type: 'string', maxLength: 4000,
-            description: 'Mustache template of the message body. Values are escaped for each channel (HTML for email, Slack mrkdwn for chat). It sees alert, website, trigger, test, event (event alerts), events and count (digests), figures.<name> (value: formatted in the website currency and timezone; raw; previous; change_percent; window), condition (threshold: text, holds) and link (the API query behind the message, also appended when the template leaves it out). Default: a template per trigger kind.',
+            description: 'Mustache template of the message body. Values are escaped for each channel (HTML for email, Slack mrkdwn for chat). It sees alert, website (domain, timezone), trigger, test, event (event alerts: its catalog fields, amount formatted, when it happened in the website timezone as when, title, details), events, count and more (digests: the first 100 events are listed, more counts the rest), figures.<name> (value: formatted in the website currency and timezone; raw; previous; change; comparison; window), condition (threshold: text, holds) and link (the API query behind the message, also appended when the template leaves it out). Sections may nest at most 4 deep (deeper is 400 invalid-request: each repeats once per list item); a rendering stops at 64 KiB of text, and a run whose message would be longer fails with a compose_note saying what to change. Default: a template per trigger kind.',
           },
-          subject: { type: 'string', maxLength: 200, description: 'Mustache template of the email subject. Default "[Sightline] <alert name>".' },
-          ai: { type: 'boolean', default: false, description: 'Write the message with the language model the operator configured (400 when none is). The model gets the gathered figures as text and must state them verbatim and no other number; otherwise the template is used and the run records why.' },
+          subject: { type: 'string', maxLength: 200, description: 'Mustache template of the email subject (the same nesting limit). Default "[Sightline] <alert name>".' },
+          ai: { type: 'boolean', default: false, description: 'Write the message with the language model the operator configured (400 when none is). The model gets the alert\'s data as delimited JSON, to be read as data only, and must state every gathered figure verbatim, no other number and no link, in at most 1,000 characters; its text is escaped like any value. Otherwise the template is used and compose_note says why (for a failing model, only "model unavailable (HTTP <status>)": the model\'s own error text is not shown).' },
         },
         additionalProperties: false,
       },
@@ -137,7 +144,11 @@ export const automationSchemas: Record<string, Schema> = {
       id: { type: 'string', format: 'uuid' },
       name: str,
       template_id: nullable(str),
-      status: enumOf(AUTOMATION_STATUSES),
+      status: { ...enumOf(AUTOMATION_STATUSES), description: 'active, or paused (by a PATCH, or by the service: see status_reason).' },
+      status_reason: nullable({
+        ...str,
+        description: 'Why the service paused the alert, and what to do; null when the status was set through the API (setting it clears the reason). Decided: deleting a funnel pauses every alert that gathers from it ("funnel <id> was deleted on <date>; choose another funnel in spec.gather and set status to active"); so does a run that finds the funnel gone. Resuming with the deleted funnel still in spec is 400 invalid-request.',
+      }),
       spec: ref('AutomationSpec'),
       website_id: str,
       timezone: { ...str, description: 'The website timezone stored at creation: crons and periods are read in it.' },
@@ -148,13 +159,28 @@ export const automationSchemas: Record<string, Schema> = {
         properties: {
           firing: { type: 'boolean' },
           last_evaluated_at: nullable(dateTime),
-          last_value: nullable({ type: 'number' }),
+          last_value: nullable({ type: 'number', description: 'The figure the condition measured at the last evaluation; null when the key lacks a scope in output_scopes (see redacted).' }),
           next_run_at: nullable(dateTime),
         },
         additionalProperties: true,
       },
       created_at: dateTime,
       updated_at: dateTime,
+      output_scopes: {
+        type: 'array',
+        items: str,
+        description: `The scopes a key needs to see what the alert's runs contain, each the scope that reads it directly: ${FIGURE_SCOPE_RULE}`,
+      },
+      redacted: nullable({
+        type: 'object',
+        description: 'Set when the key reading the alert lacks one of output_scopes: the fields that could show what it gathered are null here. null when nothing is withheld.',
+        required: ['missing_scopes', 'fields'],
+        properties: {
+          missing_scopes: { type: 'array', items: str, description: 'The scopes of output_scopes the key lacks.' },
+          fields: { type: 'array', items: str, description: 'The fields set to null: state.last_value; with runs, runs[].subject, runs[].compose_note and runs[].deliveries[].error.' },
+        },
+        additionalProperties: false,
+      }),
     },
     additionalProperties: true,
   },
@@ -170,7 +196,10 @@ export const automationSchemas: Record<string, Schema> = {
         description: 'queued (waiting, or waiting to retry after a failure: see attempts, error, next_attempt_at), sending, sent, failed (given up: a permanent error or attempts used up; an operator can retry it), skipped.',
       },
       attempts: { type: 'integer', minimum: 0 },
-      error: nullable(str),
+      error: nullable({
+        ...str,
+        description: 'Why the last attempt failed, or why the delivery waits (held: over the workspace\'s email budget, until the time it names; skipped: held longer than a day), in Sightline\'s words: a server\'s own text (hosts, addresses) is not shown. null when the key lacks a scope of the alert\'s output_scopes.',
+      }),
       next_attempt_at: nullable(dateTime),
       sent_at: nullable(dateTime),
     },
@@ -186,8 +215,9 @@ export const automationSchemas: Record<string, Schema> = {
       status: { ...enumOf(RUN_STATUSES), description: 'queued while a delivery is queued or sending; sent when every delivery was sent; failed when one failed.' },
       test: { type: 'boolean' },
       trigger: { ...enumOf(RUN_TRIGGERS), description: 'What started it: an event, a digest of events, the schedule, the threshold starting (threshold) or stopping (recovery) to hold, or POST /run (manual).' },
+      subject: nullable({ ...str, description: 'The subject of the message (it can show gathered figures): null when the key lacks a scope of the alert\'s output_scopes.' }),
       composed_by: { ...enumOf(['template', 'ai']), description: 'Who wrote the message.' },
-      compose_note: nullable({ ...str, description: 'Why the template was used although ai was asked for (the model failed, omitted a figure or stated a number not gathered).' }),
+      compose_note: nullable({ ...str, description: 'Why the template was used although ai was asked for (the model was unavailable, omitted a figure, stated a number not gathered, wrote a link or too much); or, on a failed run with no deliveries, why the message could not be made (its template repeats past the 64 KiB budget) and what to change.' }),
       link: { ...str, description: 'The API query the message was built from.' },
       deliveries: { type: 'array', items: ref('AutomationDelivery') },
     },
@@ -270,7 +300,8 @@ export const automationSchemas: Record<string, Schema> = {
         properties: {
           run_id: { type: 'string', format: 'uuid' },
           test: { type: 'boolean' },
-          queued: { type: 'array', items: delivery, description: 'Where the message was queued: one delivery per recipient, grouped by channel.' },
+          status: { ...enumOf(RUN_STATUSES), description: 'queued; or failed when the message could not be made (compose_note says why; nothing was queued).' },
+          queued: { type: 'array', items: delivery, description: 'Where the message was queued: one delivery per recipient, grouped by channel (empty when the run failed).' },
           composed_by: enumOf(['template', 'ai']),
           compose_note: nullable(str),
         },

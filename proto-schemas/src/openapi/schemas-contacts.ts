@@ -187,7 +187,7 @@ export const contactSchemas: Record<string, Schema> = {
       anonymous_id: { type: 'string', minLength: 1, maxLength: 200, description: 'Value of the visitor\'s _sl_aid cookie.' },
       revenue: { type: 'number', description: 'Major currency units.' },
       currency: currencyCode,
-      properties: { type: 'object', additionalProperties: true, description: 'Free-form; nested at most 15 levels.' },
+      properties: { type: 'object', additionalProperties: true, description: 'Free-form; nested at most 15 levels (the event at most 16): a deeper event is rejected with its index in `errors`, the rest of the batch accepted.' },
     },
     additionalProperties: false,
     examples: [INBOUND_EVENT_EXAMPLE],

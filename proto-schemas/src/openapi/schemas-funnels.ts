@@ -21,8 +21,17 @@ export const FUNNEL_WINDOW_DAYS = { default: 30, minimum: 1, maximum: 365 } as c
 /** Decided: the most funnel definitions one website keeps. */
 export const MAX_FUNNELS_PER_WEBSITE = 200;
 
+/**
+ * Decided: the longest step matcher and the most `*` in one. A pattern is checked against the
+ * website's event types when stored; these keep that check and its error small.
+ */
+export const FUNNEL_MATCHER = { maxLength: 200, maxWildcards: 10 } as const;
+
+/** Decided: the most custom event types (beyond the known ones) a website's catalog keeps. */
+export const MAX_CUSTOM_EVENT_TYPES = 1_000;
+
 const MATCHER_TEXT: Record<(typeof FUNNEL_BEHAVIOURAL_CONDITIONS)[number], string> = {
-  event_type: `Type of the event: one Sightline records (${FUNNEL_KNOWN_EVENT_TYPES.join(', ')}) or one the website has sent with POST /events. A pattern matching none of them is refused.`,
+  event_type: `Type of the event: one Sightline records (${FUNNEL_KNOWN_EVENT_TYPES.join(', ')}) or one the website has sent with POST /events (of at most ${FUNNEL_MATCHER.maxLength} characters, the first ${MAX_CUSTOM_EVENT_TYPES.toLocaleString('en-US')} distinct ones it sent). A pattern matching none of them is refused.`,
   path_matches: 'Path of the page (no query string, no fragment), e.g. `/pricing` or `/blog/*`. Must start with `/` or `*`.',
   event_name_matches: `Name of the event (custom events, outbound links, server-side events). ${FUNNEL_UNNAMED_EVENT_TYPES.join(', ')} carry no name, so this matcher cannot be combined with those types.`,
   url_matches: 'Full page URL including the query string, e.g. `https://example.com/pricing?plan=*`. Must start with `http://`, `https://` or `*`.',
@@ -34,11 +43,12 @@ const conditions: Schema = {
   description: [
     'A behavioural step gives any of the matchers; all given must match the same event. Each matcher is a pattern over the whole value, case-sensitive, where `*` matches any run of characters (including none) and every other character is literal; an absent value (an event without a name, a page or click text) matches no pattern, not even `*`.',
     `A revenue step gives \`source\` = \`revenue\` and \`revenue_event\`: a subscription lifecycle fact (milestone.reached from a connected CRM, a billing system or a file import, whose stage is one of ${REVENUE_EVENTS.join(', ')}), keyed by the person it names (identity, else email).`,
+    `A matcher is at most ${FUNNEL_MATCHER.maxLength} characters with at most ${FUNNEL_MATCHER.maxWildcards} \`*\`; more is 400 invalid-request.`,
     'The two kinds cannot be mixed in one step. A matcher that can never match is 400 invalid-request naming the step (with `allowed` where a fixed set applies).',
   ].join(' '),
   minProperties: 1,
   properties: {
-    ...Object.fromEntries(FUNNEL_BEHAVIOURAL_CONDITIONS.map((name) => [name, { type: 'string', minLength: 1, maxLength: 500, description: MATCHER_TEXT[name] }])),
+    ...Object.fromEntries(FUNNEL_BEHAVIOURAL_CONDITIONS.map((name) => [name, { type: 'string', minLength: 1, maxLength: FUNNEL_MATCHER.maxLength, description: MATCHER_TEXT[name] }])),
     source: { const: 'revenue', description: 'Marks a revenue step.' },
     revenue_event: enumOf(REVENUE_EVENTS),
   },
@@ -151,7 +161,7 @@ export const funnelSchemas: Record<string, Schema> = {
       data: { type: 'array', items: stepResult },
       previous: {
         type: 'object',
-        description: 'With compare_days: the comparison window (the same length as the requested one) and its steps, computed by the same rules.',
+        description: 'With compare_days: the comparison window (the same number of local calendar days as the requested one, in the website timezone) and its steps, computed by the same rules.',
         required: ['window', 'data'],
         properties: { window: ref('Window'), data: { type: 'array', items: stepResult } },
         additionalProperties: true,

@@ -17,6 +17,11 @@ export interface PlanDefinition {
 
 /** Analytics reads running at once per workspace (API-SPEC "Limits"). */
 export const CONCURRENT_ANALYTICS_QUERIES = 4;
+/**
+ * Decided: of those, what background work (alert gathering, through gateway.acquireAnalyticsSlot)
+ * may hold at once, so people's own queries always keep the rest.
+ */
+export const BACKGROUND_ANALYTICS_QUERIES = 2;
 
 export const PLANS: readonly PlanDefinition[] = [
   { name: 'free', requests_per_minute: 60, monthly_quota: 100_000, concurrent_analytics_queries: CONCURRENT_ANALYTICS_QUERIES,

@@ -8,6 +8,7 @@
 //   GET    /automations/mailbox[?to=&limit=]           email kept here when no SMTP server is configured
 //   POST   /automations/tick                           run a scheduling tick now (stats; 409 when another replica holds the slot)
 //   GET    /automations/scheduler                      the last tick's stats
+//   POST   /automations/retention                      delete what is past its retention now (also on its own cron)
 // No answer carries a bot token.
 import type { NextFunction, Request, Response, Router } from 'express';
 import type { Logger } from 'pino';
@@ -19,6 +20,7 @@ import { getDelivery, listDeliveries, requeue } from './deliver/deliveries.repo'
 import { DeliveryError } from './deliver/errors';
 import type { SlackApi } from './deliver/slack';
 import { settleRun } from './runs/runs.repo';
+import type { RetentionStats } from './retention/retention';
 import type { Scheduler } from './schedule/scheduler';
 
 export interface AdminDeps {
@@ -34,6 +36,8 @@ export interface AdminDeps {
   workDue: () => Promise<number>;
   publicUrl: () => string;
   logger: Logger;
+  /** Applies retention now; resolves with what was deleted. */
+  retention: () => Promise<RetentionStats>;
 }
 
 type Handler = (req: Request) => Promise<{ status: number; body: unknown }>;
@@ -92,7 +96,7 @@ export function automationsAdminRoutes(router: Router, deps: AdminDeps): void {
     const automationId = text(req.query['automation_id']);
     if (automationId !== undefined && !UUID.test(automationId)) throw invalid('automation_id must be a UUID.');
     const rows = await listDeliveries(deps.sql, { ...(status ? { status } : {}), ...(automationId ? { automationId } : {}), limit: limitOf(req.query['limit']) });
-    return { status: 200, body: { data: rows.map((r) => ({ ...presentDelivery(r), run_id: r.run_id, automation_id: r.automation_id, workspace_id: r.workspace_id, updated_at: r.updated_at.toISOString() })) } };
+    return { status: 200, body: { data: rows.map((r) => ({ ...presentDelivery(r, false), run_id: r.run_id, automation_id: r.automation_id, workspace_id: r.workspace_id, updated_at: r.updated_at.toISOString() })) } };
   }));
 
   router.post('/automations/deliveries/:id/retry', route(async (req) => {
@@ -112,7 +116,7 @@ export function automationsAdminRoutes(router: Router, deps: AdminDeps): void {
       return requeued;
     });
     deps.kick();
-    return { status: 200, body: { data: row ? presentDelivery(row) : null } };
+    return { status: 200, body: { data: row ? presentDelivery(row, false) : null } };
   }));
 
   router.post('/automations/deliveries/work', route(async () => ({ status: 200, body: { processed: await deps.workDue() } })));
@@ -140,4 +144,6 @@ export function automationsAdminRoutes(router: Router, deps: AdminDeps): void {
   }));
 
   router.get('/automations/scheduler', route(async () => ({ status: 200, body: { last_tick: deps.scheduler.lastTick() } })));
+
+  router.post('/automations/retention', route(async () => ({ status: 200, body: await deps.retention() })));
 }

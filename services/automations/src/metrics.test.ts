@@ -16,4 +16,17 @@ describe('automations metrics hook', () => {
     expect(text).toContain('sightline_automations_delivery_backlog{channel="email"} 4');
     expect(text).toContain('sightline_automations_delivery_backlog{channel="slack"} 0');
   });
+
+  it('counts budgeted emails and refusals by reason and action', async () => {
+    const registry = new Registry();
+    const metrics = createAutomationsMetrics(registry);
+    expect(await registry.metrics()).toContain('sightline_automations_budgeted_emails_total 0');
+    metrics.budgetedEmail();
+    metrics.sendRefused('hour_budget', 'held');
+    metrics.sendRefused('ip_literal', 'failed');
+    const text = await registry.metrics();
+    expect(text).toContain('sightline_automations_budgeted_emails_total 1');
+    expect(text).toContain('sightline_automations_send_refusals_total{reason="hour_budget",action="held"} 1');
+    expect(text).toContain('sightline_automations_send_refusals_total{reason="ip_literal",action="failed"} 1');
+  });
 });

@@ -24,6 +24,21 @@ export interface AutomationsOptions {
   retry?: Partial<RetryPolicy>;
   /** Deliveries sent at once per process. Default 8. */
   concurrency?: number;
+  /**
+   * Email domains alerts may send to (an address at one of them or a subdomain of one); others are
+   * refused when an alert is written. Unset: any domain (the send budget still bounds the volume).
+   */
+  emailDomains?: string[];
+  /** Emails one workspace's alerts may send per UTC hour and per UTC day. Default 200 and 1,000. */
+  emailBudget?: { perHour?: number; perDay?: number };
+  /** How long a gather query waits for one of the workspace's analytics slots. Default 60 s. */
+  gatherWaitMs?: number;
+  /** Runs (with their deliveries) older than this are deleted, except each alert's newest 50. Default 90 days. */
+  runRetentionDays?: number;
+  /** Local mailbox messages older than this are deleted. Default 30 days. */
+  mailboxRetentionDays?: number;
+  /** When retention runs (node-cron). Default hourly, at minute 17. */
+  retentionCron?: string;
   /** For tests: the clock. */
   now?: () => Date;
 }
@@ -36,4 +51,10 @@ export const DEFAULTS = {
   deliveryLeaseMs: 60_000,
   callTimeoutMs: 20_000,
   concurrency: 8,
+  emailsPerHour: 200,
+  emailsPerDay: 1_000,
+  gatherWaitMs: 60_000,
+  runRetentionDays: 90,
+  mailboxRetentionDays: 30,
+  retentionCron: '17 * * * *',
 } as const;

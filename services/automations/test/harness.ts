@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLogger, defineStandIn, loadConfig, RpcRemoteError, startModules, type Envelope, type RemoteProblem, type RunningProcess } from '@sightline/kit';
+import { createLogger, defineStandIn, loadConfig, ProblemError, RpcRemoteError, startModules, type Envelope, type RemoteProblem, type RunningProcess } from '@sightline/kit';
 import type { ApiRequest, ApiResponse } from '@sightline/proto-schemas';
 import { createAutomationsModule, type AutomationsOptions } from '../src/index';
 import { startLlmServer, type TestLlmServer } from './llm-server';
@@ -27,6 +27,8 @@ export interface Harness {
   llm: TestLlmServer;
   clock: { now: Date };
   metrics: { fn: MetricsFn; calls: number };
+  /** The funnels stand-in: funnel id → the last step's conv_vs_first; an id not here is not-found. */
+  funnels: Map<string, number | null>;
   changes: Envelope[];
   call(method: string, init?: Partial<ApiRequest>): Promise<ApiResponse<Json & { data: Json & Json[] }>>;
   problem(method: string, init?: Partial<ApiRequest>): Promise<RemoteProblem>;
@@ -44,9 +46,14 @@ export interface HarnessOptions {
   options?: Partial<AutomationsOptions>;
 }
 
+/** What a new key gets (every scope): alerts may then gather and show anything (access/output-scopes.ts). */
+export const FULL_SCOPES = ['analytics:read', 'conversions:read', 'deals:read', 'funnels:read', 'automations:read', 'automations:write', 'pii:read'] as const;
+/** A key that may manage alerts and read nothing else. */
+export const AUTOMATIONS_ONLY = ['automations:read', 'automations:write'] as const;
+
 export function request(operation: string, init: Partial<ApiRequest> = {}): ApiRequest {
   return {
-    operation, request_id: `test-${operation}`, workspace: WORKSPACE, website: WEBSITE, key: { id: 'key1', scopes: ['automations:read', 'automations:write'] },
+    operation, request_id: `test-${operation}`, workspace: WORKSPACE, website: WEBSITE, key: { id: 'key1', scopes: [...FULL_SCOPES] },
     params: {}, query: {}, body: null, headers: {}, ...init,
   };
 }
@@ -58,6 +65,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const clock = { now: new Date('2026-03-10T09:00:30.000Z') };
   const metrics = { fn: (() => ({})) as MetricsFn, calls: 0 };
   const changes: Envelope[] = [];
+  const funnelSteps = new Map<string, number | null>();
   const dataDir = mkdtempSync(join(tmpdir(), 'sightline-automations-'));
 
   const attribution = defineStandIn({
@@ -71,6 +79,21 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
             const values = metrics.fn(req.query);
             const row = Object.fromEntries(req.query.metrics.map((m) => [m, values[m] ?? 0]));
             return { status: 200, body: { data: [row], meta: { website_id: WEBSITE.id, currency: 'EUR', timezone: WEBSITE.timezone } } };
+          },
+        },
+      };
+    },
+  });
+  const funnels = defineStandIn({
+    name: 'funnels',
+    needs: {},
+    async create() {
+      return {
+        rpc: {
+          'funnels.getFunnelSteps': async (req: ApiRequest) => {
+            const id = String(req.params['id'] ?? '');
+            if (!funnelSteps.has(id)) throw new ProblemError('not-found', { detail: `No funnel ${id} on this website.`, remediation: 'Check the id.' });
+            return { status: 200, body: { data: [{ conv_vs_first: 1 }, { conv_vs_first: funnelSteps.get(id) ?? null }] } };
           },
         },
       };
@@ -100,7 +123,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const proc = await startModules({
     config: loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'silent', SIGHTLINE_PUBLIC_URL: 'https://sightline.example' }),
     logger: createLogger({ level: 'silent' }),
-    modules: [attribution, recorder, module],
+    modules: [attribution, funnels, recorder, module],
   });
 
   const call: Harness['call'] = (method, init = {}) => proc.bus.rpc(`automations.${method}`, request(method, init), { timeoutMs: 20_000 });
@@ -122,7 +145,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     }
   };
   return {
-    proc, smtp, slack, llm, clock, metrics, changes, call, admin, until,
+    proc, smtp, slack, llm, clock, metrics, funnels: funnelSteps, changes, call, admin, until,
     async problem(method, init) {
       try {
         await call(method, init);

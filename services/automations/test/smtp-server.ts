@@ -29,8 +29,8 @@ export interface TestSmtpServer {
   release(): void;
   /** Resolves once `n` messages are being held. */
   holding(n: number): Promise<void>;
-  /** Answers the next `count` messages with this SMTP reply code (e.g. 451 temporary, 550 permanent). */
-  refuseNext(count: number, code: number): void;
+  /** Answers the next `count` messages with this SMTP reply code (e.g. 451 temporary, 550 permanent), and this text if given. */
+  refuseNext(count: number, code: number, text?: string): void;
   waitFor(n: number, timeoutMs?: number): Promise<ReceivedMail[]>;
   close(): Promise<void>;
 }
@@ -41,7 +41,7 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
   const held = new Map<string, () => void>();
   const closedSessions = new Set<string>();
   let holdWaiters: { n: number; resolve: () => void }[] = [];
-  let refusals: { count: number; code: number } | null = null;
+  let refusals: { count: number; code: number; text?: string } | null = null;
   const state = { dropped: 0, serverErrors: [] as Error[] };
 
   const server = new SMTPServer({
@@ -59,7 +59,7 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
         void (async () => {
           if (refusals && refusals.count > 0) {
             refusals.count -= 1;
-            const error = new Error(refusals.code >= 500 ? 'mailbox unavailable' : 'try again later') as Error & { responseCode: number };
+            const error = new Error(refusals.text ?? (refusals.code >= 500 ? 'mailbox unavailable' : 'try again later')) as Error & { responseCode: number };
             error.responseCode = refusals.code;
             callback(error);
             return;
@@ -127,8 +127,8 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
       if (held.size >= n) return Promise.resolve();
       return new Promise((resolve) => holdWaiters.push({ n, resolve }));
     },
-    refuseNext(count, code) {
-      refusals = { count, code };
+    refuseNext(count, code, text) {
+      refusals = { count, code, ...(text !== undefined ? { text } : {}) };
     },
     async waitFor(n, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;

@@ -294,6 +294,24 @@ describe('comparison and breakdown', () => {
     expect(Object.keys(r.meta['definitions'] as Json)).toEqual(expect.arrayContaining(['reached', 'conv_vs_prev', 'conv_vs_first', 'median_seconds_from_previous']));
   });
 
+  it('compares in local calendar days: across a DST change the previous day runs midnight to midnight', async () => {
+    // Berlin's 29 March 2026 has 23 hours. 28 March 23:30 local (22:30Z) is outside the day before
+    // 30 March; equal milliseconds (28 Mar 22:00Z .. 29 Mar 22:00Z) took it in.
+    const site = { ...website(), timezone: 'Europe/Berlin' };
+    await h.events(site, [
+      { person: 'in', at: Date.parse('2026-03-29T10:00:00Z'), page: '/' },
+      { person: 'before', at: Date.parse('2026-03-28T22:30:00Z'), page: '/' },
+    ].map((s) => classified(s, site)));
+    const id = String((await h.create(site, { steps: [path('/'), path('/pricing')] }))['id']);
+    const previous = await h.steps(site, id, { period: '2026-03-30', compare_days: 'previous' });
+    expect(previous.previous?.window).toEqual({ from: '2026-03-28T23:00:00.000Z', to: '2026-03-29T22:00:00.000Z', expression: null });
+    expect(previous.previous?.data.map((x) => x['reached'])).toEqual([1, 0]);
+    const week = await h.steps(site, id, { period: '2026-03-30', compare_days: '7' });
+    expect(week.previous?.window).toEqual({ from: '2026-03-22T23:00:00.000Z', to: '2026-03-23T23:00:00.000Z', expression: null });
+    const autumn = await h.steps(site, id, { period: '2026-10-26', compare_days: '1' });
+    expect(autumn.previous?.window).toEqual({ from: '2026-10-24T22:00:00.000Z', to: '2026-10-25T23:00:00.000Z', expression: null });
+  });
+
   it('breaks down by the touches before entering; Unattributed without one; rows beyond limit fold into Other', async () => {
     const { site, id } = await setup([
       // Two touches before entering: Email (a week before), then Organic Search (the entry session).

@@ -2,7 +2,8 @@
 // combination that would count nobody, and the edges of the numeric bounds (at and one past).
 import { ProblemError } from '@sightline/kit';
 import { FUNNEL_FILTER_DIMENSIONS, REVENUE_EVENTS } from '@sightline/proto-schemas';
-import { checkDefinition, eventTypeCatalog, readFields, withDefaults, type FunnelDefinition } from './definition';
+import { performance } from 'node:perf_hooks';
+import { checkDefinition, eventTypeCatalog, MAX_LISTED_EVENT_TYPES, readFields, withDefaults, type FunnelDefinition } from './definition';
 import { canStartWith, globMatches, globToLike } from './glob';
 
 const catalog = eventTypeCatalog(['signup']);
@@ -148,5 +149,62 @@ describe('patterns', () => {
     expect(canStartWith('htt*', ['https://'])).toBe(true);
     expect(canStartWith('htt', ['https://'])).toBe(false);
     expect(canStartWith('x*', ['https://'])).toBe(false);
+  });
+});
+
+describe('matcher bounds (issue 24: a pattern cannot stall the process)', () => {
+  it('takes matchers of up to 200 characters and 10 `*`, and refuses one more of either with a remediation', () => {
+    for (const key of ['event_type', 'path_matches', 'event_name_matches', 'url_matches', 'click_text_matches']) {
+      const long = refusal(step({ [key]: `*${'x'.repeat(200)}` }));
+      expect(long.kind).toBe('invalid-request');
+      expect(long.message).toMatch(/1 to 200 characters/);
+      expect(long.remediation).toMatch(/at most 200/);
+      const stars = refusal(step({ [key]: '*a'.repeat(11) }));
+      expect(stars.kind).toBe('invalid-request');
+      expect(stars.message).toMatch(/11 `\*`; a pattern takes at most 10/);
+      expect(stars.remediation).toMatch(/at most 10/);
+    }
+    expect(accepted(step({ path_matches: `/${'x'.repeat(199)}` })).steps).toHaveLength(2);
+    expect(accepted(step({ path_matches: `/${'*a'.repeat(10)}` })).steps).toHaveLength(2);
+    expect(accepted(step({ event_type: '*'.repeat(10) })).steps).toHaveLength(2);
+  });
+
+  it('lists at most 100 event types in `allowed`, saying how many more there are', () => {
+    const many = eventTypeCatalog(Array.from({ length: 1_000 }, (_, i) => `type_${String(i).padStart(4, '0')}`));
+    let problem: ProblemError | undefined;
+    try {
+      checkDefinition(withDefaults(readFields(step({ event_type: 'nothing*' }), false)), many);
+    } catch (error) {
+      problem = error as ProblemError;
+    }
+    expect(problem?.allowed).toHaveLength(MAX_LISTED_EVENT_TYPES);
+    expect(problem?.allowed?.slice(0, 8)).toEqual(['pageview', 'outbound', 'form_submit', 'custom', 'identify', 'conversion', 'purchase', 'type_0000']);
+    expect(problem?.message).toMatch(/first 100 of the website's 1007 event types \(907 more not shown\)/);
+    expect(JSON.stringify(problem?.allowed).length).toBeLessThan(2_000);
+  });
+
+  it('checks the worst patterns against a catalog of long near-miss types in well under 50 ms', () => {
+    // 1,000 types of 5,000 characters (more than the catalog keeps: the matcher itself is measured).
+    const types = eventTypeCatalog(Array.from({ length: 1_000 }, (_, i) => `${'a'.repeat(5_000)}${i % 2 ? 'b' : `b${i}`}`));
+    const probes = [
+      '*a*a*a*a*a*a*a*a*a*a*a*a', // 12 `*`: refused by readFields, checked here anyway
+      '*a*a*a*a*a*a*a*a*a*a',
+      `*${'a'.repeat(18)}c*${'a'.repeat(18)}c*`,
+      `${'a'.repeat(99)}*${'a'.repeat(99)}c`,
+    ];
+    for (const pattern of probes) {
+      const definition = withDefaults({ steps: [{ name: 'Long', conditions: { event_type: pattern, click_text_matches: pattern } }, visit] });
+      const started = performance.now();
+      try {
+        checkDefinition(definition, types);
+      } catch (error) {
+        if (!(error instanceof ProblemError)) throw error;
+      }
+      expect(performance.now() - started).toBeLessThan(50);
+    }
+    // Through the whole write check: refused for its `*`, before any matching.
+    const started = performance.now();
+    expect(refusal(step({ event_type: '*a*a*a*a*a*a*a*a*a*a*a*a' })).kind).toBe('invalid-request');
+    expect(performance.now() - started).toBeLessThan(50);
   });
 });

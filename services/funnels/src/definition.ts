@@ -6,12 +6,14 @@ import {
   FUNNEL_BEHAVIOURAL_CONDITIONS,
   FUNNEL_FILTER_DIMENSIONS,
   FUNNEL_KNOWN_EVENT_TYPES,
+  FUNNEL_MATCHER,
   FUNNEL_NO_CLICK_TEXT_EVENT_TYPES,
   FUNNEL_SCOPES,
   FUNNEL_STEP_ORDERS,
   FUNNEL_STEPS,
   FUNNEL_UNNAMED_EVENT_TYPES,
   FUNNEL_WINDOW_DAYS,
+  MAX_CUSTOM_EVENT_TYPES,
   REVENUE_EVENTS,
   type FunnelField,
 } from '@sightline/proto-schemas';
@@ -59,6 +61,16 @@ export const FIELDS: readonly FunnelField[] = ['name', 'scope', 'step_order', 'w
 
 const invalid = (detail: string, remediation: string, allowed?: readonly string[]): ProblemError =>
   new ProblemError('invalid-request', { detail, remediation, ...(allowed ? { allowed } : {}) });
+
+/** The most event types an error lists (the catalog can hold about a thousand). */
+export const MAX_LISTED_EVENT_TYPES = 100;
+
+/** Refusal whose `allowed` is event types: the first MAX_LISTED_EVENT_TYPES, and how many more. */
+const invalidType = (detail: string, remediation: string, types: readonly string[]): ProblemError => {
+  const more = types.length - MAX_LISTED_EVENT_TYPES;
+  const note = more > 0 ? ` \`allowed\` lists the first ${MAX_LISTED_EVENT_TYPES} of the website's ${types.length} event types (${more} more not shown).` : '';
+  return invalid(`${detail}${note}`, remediation, types.slice(0, MAX_LISTED_EVENT_TYPES));
+};
 
 const unsupported = (detail: string, remediation: string, allowed?: readonly string[]): ProblemError =>
   new ProblemError('unsupported-combination', { detail, remediation, ...(allowed ? { allowed } : {}) });
@@ -155,7 +167,14 @@ function readConditions(value: Json, where: string): FunnelStep['conditions'] {
   const out: BehaviouralConditions = {};
   for (const key of behavioural) {
     const pattern = value[key];
-    if (typeof pattern !== 'string' || pattern.length === 0 || pattern.length > 500) throw invalid(`${where}: ${key} must be a pattern of 1 to 500 characters.`, 'Give the pattern as text; `*` is the wildcard.');
+    const { maxLength, maxWildcards } = FUNNEL_MATCHER;
+    if (typeof pattern !== 'string' || pattern.length === 0 || pattern.length > maxLength) {
+      throw invalid(`${where}: ${key} must be a pattern of 1 to ${maxLength} characters.`, `Give the pattern as text of at most ${maxLength} characters; \`*\` is the wildcard, so a long value can be matched by its distinctive parts (e.g. "/blog/*/comments").`);
+    }
+    const wildcards = pattern.split('*').length - 1;
+    if (wildcards > maxWildcards) {
+      throw invalid(`${where}: ${key} has ${wildcards} \`*\`; a pattern takes at most ${maxWildcards}.`, `Use at most ${maxWildcards} \`*\` (consecutive \`*\` mean the same as one): match the distinctive parts of the value only.`);
+    }
     out[key] = pattern;
   }
   return out;
@@ -215,7 +234,7 @@ function checkBehavioural(conditions: BehaviouralConditions, where: string, even
     const pattern = conditions.event_type;
     types = eventTypes.filter((t) => globMatches(pattern, t));
     if (types.length === 0) {
-      throw invalid(`${where}: event_type "${pattern}" matches no event type this website records.`, 'Use one of the allowed event types (or a pattern matching one); a custom server-side type becomes allowed once the website has sent it.', eventTypes);
+      throw invalidType(`${where}: event_type "${pattern}" matches no event type this website records.`, `Use one of the allowed event types (or a pattern matching one); a custom server-side type becomes allowed once the website has sent it (the first ${MAX_CUSTOM_EVENT_TYPES.toLocaleString('en-US')} of at most ${FUNNEL_MATCHER.maxLength} characters).`, eventTypes);
     }
   }
   const path = conditions.path_matches;
@@ -232,11 +251,11 @@ function checkBehavioural(conditions: BehaviouralConditions, where: string, even
   if (name !== undefined) {
     if (literalLength(name) > MAX_EVENT_NAME_LENGTH) throw invalid(`${where}: event_name_matches needs more than ${MAX_EVENT_NAME_LENGTH} characters, longer than any event name.`, `Shorten the pattern to at most ${MAX_EVENT_NAME_LENGTH} literal characters.`);
     if (types.every((t) => (FUNNEL_UNNAMED_EVENT_TYPES as readonly string[]).includes(t))) {
-      throw invalid(`${where}: event_name_matches cannot match ${types.join(', ')} events, which carry no name.`, 'Drop event_name_matches, or use an event type that carries a name.', eventTypes.filter((t) => !(FUNNEL_UNNAMED_EVENT_TYPES as readonly string[]).includes(t)));
+      throw invalidType(`${where}: event_name_matches cannot match ${types.join(', ')} events, which carry no name.`, 'Drop event_name_matches, or use an event type that carries a name.', eventTypes.filter((t) => !(FUNNEL_UNNAMED_EVENT_TYPES as readonly string[]).includes(t)));
     }
   }
   if (conditions.click_text_matches !== undefined && types.every((t) => (FUNNEL_NO_CLICK_TEXT_EVENT_TYPES as readonly string[]).includes(t))) {
-    throw invalid(`${where}: click_text_matches cannot match ${types.join(', ')} events, which carry no click text.`, 'Drop click_text_matches, or use an event type that carries click text.', eventTypes.filter((t) => !(FUNNEL_NO_CLICK_TEXT_EVENT_TYPES as readonly string[]).includes(t)));
+    throw invalidType(`${where}: click_text_matches cannot match ${types.join(', ')} events, which carry no click text.`, 'Drop click_text_matches, or use an event type that carries click text.', eventTypes.filter((t) => !(FUNNEL_NO_CLICK_TEXT_EVENT_TYPES as readonly string[]).includes(t)));
   }
 }
 

@@ -2,10 +2,10 @@
 // window), answered from the read model when the funnel's attempts are built (one query for every
 // window), else from the events (one query per window); funnel.sql.ts. Breakdowns: breakdown.reads.ts.
 import { ProblemError, type ClickHouseStore } from '@sightline/kit';
-import { resolveWindow, type ResolvedWindow } from '@sightline/periods';
+import { previousWindow, resolveWindow, shiftWindowDays, type ResolvedWindow } from '@sightline/periods';
 import { MAX_WINDOW_DAYS, type ApiRequest } from '@sightline/proto-schemas';
 import type { FunnelDefinition } from './definition';
-import { attemptsStepsQuery, DAY_MS, stepsQuery, type AttemptsRef, type FunnelWindow, type ReadScope } from './funnel.sql';
+import { attemptsStepsQuery, stepsQuery, type AttemptsRef, type FunnelWindow, type ReadScope } from './funnel.sql';
 
 export interface StepRow {
   index: number;
@@ -35,11 +35,15 @@ export function windowOf(request: ApiRequest<WindowQuery>, now?: Date): Resolved
   });
 }
 
-export const msWindow = (w: ResolvedWindow): FunnelWindow => ({ fromMs: Date.parse(w.from), toMs: Date.parse(w.to) });
+export const msWindow = (w: Pick<ResolvedWindow, 'from' | 'to'>): FunnelWindow => ({ fromMs: Date.parse(w.from), toMs: Date.parse(w.to) });
 
-/** The comparison window: the preceding one of equal length, or the same one shifted back N days. */
-export function comparisonWindow(window: FunnelWindow, compareDays: string): FunnelWindow {
-  if (compareDays === 'previous') return { fromMs: 2 * window.fromMs - window.toMs, toMs: window.fromMs };
+/**
+ * The comparison window: the preceding one of equal length, or the same one shifted back N days,
+ * both in local calendar days of the website timezone (equal milliseconds would be an hour off
+ * across a daylight-saving change).
+ */
+export function comparisonWindow(window: ResolvedWindow, compareDays: string, timezone: string): FunnelWindow {
+  if (compareDays === 'previous') return msWindow(previousWindow(window, timezone));
   const days = /^[1-9][0-9]*$/.test(compareDays) ? Number(compareDays) : NaN;
   if (!(days >= 1 && days <= MAX_WINDOW_DAYS)) {
     throw new ProblemError('invalid-request', {
@@ -47,7 +51,7 @@ export function comparisonWindow(window: FunnelWindow, compareDays: string): Fun
       remediation: `Send compare_days=previous, or a whole number of days from 1 to ${MAX_WINDOW_DAYS}.`,
     });
   }
-  return { fromMs: window.fromMs - days * DAY_MS, toMs: window.toMs - days * DAY_MS };
+  return msWindow(shiftWindowDays(window, -days, timezone));
 }
 
 interface StepsRow {

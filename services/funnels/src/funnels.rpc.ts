@@ -223,7 +223,7 @@ export function funnelsRpcHandlers(deps: FunnelsRpcDeps): RpcMap<'funnels'> {
       const window = msWindow(resolved);
       const scope = { websiteId: row.website_id, workspaceId: request.workspace.id };
       const definition = definitionOf(row);
-      const compare = request.query.compare_days !== undefined ? comparisonWindow(window, String(request.query.compare_days)) : null;
+      const compare = request.query.compare_days !== undefined ? comparisonWindow(resolved, String(request.query.compare_days), website(request).timezone) : null;
       const ref = attemptsOf(row);
       const [data, previous] = await computeSteps(ch, definition, compare ? [window, compare] : [window], scope, ref) as [StepRow[], StepRow[] | undefined];
       const body: Record<string, unknown> = {

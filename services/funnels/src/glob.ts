@@ -3,15 +3,37 @@
 // parameters); the checks below decide, before a funnel is stored, whether a pattern can match
 // anything at all.
 
-/** The LIKE pattern equal to a matcher: `%`, `_` and `\` are escaped, `*` becomes `%`. */
+/**
+ * The LIKE pattern equal to a matcher: `%`, `_` and `\` are escaped, `*` becomes `%`. ClickHouse
+ * runs LIKE without backtracking (fixed strings by substring search, other patterns through RE2,
+ * which is linear in the value), so a long value or a pattern of many `%` cannot blow up there.
+ */
 export function globToLike(pattern: string): string {
   return pattern.replace(/[\\%_]/g, (c) => `\\${c}`).replace(/\*/g, '%');
 }
 
-/** Whether the matcher matches the whole value. */
+/**
+ * Whether the matcher matches the whole value. No RegExp: a backtracking regex of `.*` runs took
+ * exponential time in the number of `*`. Greedy segments instead: the part before the first `*`
+ * is a prefix, the part after the last a suffix, and each part between is found at its leftmost
+ * place after the previous one (leftmost leaves the most room for the rest, so it is exact); one
+ * indexOf per part, never a retry.
+ */
 export function globMatches(pattern: string, value: string): boolean {
-  const source = pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[\\s\\S]*');
-  return new RegExp(`^${source}$`).test(value);
+  const parts = pattern.split('*');
+  if (parts.length === 1) return pattern === value;
+  const first = parts[0] as string;
+  const last = parts[parts.length - 1] as string;
+  if (value.length < first.length + last.length || !value.startsWith(first) || !value.endsWith(last)) return false;
+  const end = value.length - last.length;
+  let at = first.length;
+  for (const part of parts.slice(1, -1)) {
+    if (part === '') continue;
+    const found = value.indexOf(part, at);
+    if (found === -1 || found + part.length > end) return false;
+    at = found + part.length;
+  }
+  return true;
 }
 
 /** The literal characters before the first `*` (the whole pattern when it has none). */

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { ClickHouseStore } from '@sightline/kit';
 import { REVENUE_EVENTS, type ClassifiedEventV1, type MilestoneReachedV1 } from '@sightline/proto-schemas';
+import { EventTypesRepo } from './event-types.repo';
 
 const REVENUE = new Set<string>(REVENUE_EVENTS);
 
@@ -107,7 +108,11 @@ export class ProjectionRepo {
   /** Websites already recorded in workspace_websites by this process. */
   private readonly knownWebsites = new Set<string>();
 
-  constructor(private readonly ch: ClickHouseStore) {}
+  private readonly types: EventTypesRepo;
+
+  constructor(private readonly ch: ClickHouseStore) {
+    this.types = new EventTypesRepo(ch);
+  }
 
   /** Events that name a person, their sessions, and which identities are known by email or phone. */
   async insertEvents(token: string, workspaceId: string, websiteId: string, all: readonly ClassifiedEventV1[]): Promise<void> {
@@ -130,6 +135,7 @@ export class ProjectionRepo {
     }
     if (emails.size > 0) await this.ch.insert('emails', [...emails.values()], { dedupToken: `${token}:emails` });
     if (identified.size > 0) await this.ch.insert('identified', [...identified.values()], { dedupToken: `${token}:identified` });
+    await this.types.record(websiteId, events.map((e) => e.event_type));
   }
 
   /** Revenue facts among the milestones (other stages are not subscription lifecycle events); returns those kept. */
@@ -155,9 +161,8 @@ export class ProjectionRepo {
     return rows.map((r) => r.w);
   }
 
-  /** Event types a website has sent (the catalog a step's event_type may name, beyond the known ones). */
-  async eventTypes(websiteId: string): Promise<string[]> {
-    const rows = await this.ch.query<{ t: string }>('SELECT DISTINCT event_type AS t FROM identity_events WHERE website_id = {website:UUID}', { website: websiteId });
-    return rows.map((r) => r.t);
+  /** Custom event types the website has sent, bounded (the catalog a step's event_type may name, beyond the known ones). */
+  eventTypes(websiteId: string): Promise<string[]> {
+    return this.types.list(websiteId);
   }
 }

@@ -149,7 +149,7 @@ async function handle(op: Operation, req: Request, res: Response, deps: ApiRoute
   try {
     const auth = res.locals[AUTH_LOCAL] as AuthContext;
     const website = op.takesWebsite ? resolveWebsite(auth.websites, requestedWebsite(req)) : null;
-    const validated = deps.validator.validate(op, req.query as Record<string, string | string[]>, req.params as Record<string, string>, req.body);
+    const validated = deps.validator.validate(op, req.query as Record<string, string | string[]>, req.params as Record<string, string>, req.body, (name) => req.header(name));
     if (op.analytics) lease = await deps.limits.acquireAnalyticsSlot(auth.workspace.id, limited);
 
     const localHandler = deps.local[`${op.method} ${op.documentPath}`];

@@ -6,7 +6,8 @@
 //   origins; ingest refuses hits whose URL is on another host;
 // - hits are timed by the server: the receive time, the browser's `ts` only ordering the hits of
 //   one request within CLIENT_CLOCK_BOUND_MS;
-// - an identify() counts only with the signature of the website's backend (tracker README);
+// - an identify() counts only with the website backend's signature, bound to the website and the
+//   visitor and short-lived (tracker README; the unbound v1 form only if the operator allows it);
 // - the client address (geo) is the socket's, or X-Forwarded-For's only from configured proxies;
 // - browser hits are budgeted per client address and per website, the address before the body is read.
 // A request with an API key (events:write, reaching the website) is a server-side replay, such as
@@ -15,10 +16,11 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Logger } from 'pino';
 import { findInputFault, ProblemError, renderProblem, requestIdOf, sendProblem, type ServiceBus } from '@sightline/kit';
-import { CLIENT_CLOCK_BOUND_MS, identifySignatureMatches } from '@sightline/tracker';
+import { checkIdentifySignature, CLIENT_CLOCK_BOUND_MS, type IdentifySignatureCheck } from '@sightline/tracker';
 import type { Website } from './accounts.repo';
 import { clientAddress } from './api.routes';
 import type { AuthContext, Authenticator } from './auth';
+import { identifyBelieved, identifyRecorder, type IdentifyPolicy } from './identify-policy';
 import type { Limits } from './limits';
 import type { GatewayMetrics } from './metrics';
 import type { SiteDirectory } from './site-directory';
@@ -42,12 +44,14 @@ export interface CollectDeps {
   publicUrl: () => string;
   metrics: GatewayMetrics;
   logger: Logger;
+  identify: IdentifyPolicy;
 }
 
 type Hit = Record<string, unknown>;
 
 export function mountCollectRoutes(router: Router, deps: CollectDeps): void {
   const limited = (kind: string) => deps.metrics.limited.inc({ kind });
+  const recordIdentifies = identifyRecorder(deps.metrics, deps.logger, deps.identify);
 
   router.get('/t.js', (_req, res) => {
     res.setHeader('Cache-Control', 'public, max-age=3600');
@@ -117,7 +121,9 @@ export function mountCollectRoutes(router: Router, deps: CollectDeps): void {
         // A replay is accountable to its key's plan; the website budget is for anonymous browser traffic.
         await deps.limits.admitHits('site', website.id, hits.length, res, limited);
       }
-      const { forwarded, refused } = replay ? { forwarded: hits.map(withoutSignature), refused: 0 } : believable(hits, website, Date.now());
+      const { forwarded, refused, identifies } = replay
+        ? { forwarded: hits.map(withoutSignature), refused: 0, identifies: [] }
+        : believable(hits, website, Date.now(), { ...deps.identify, visitor: body['aid'] });
       const result = await deps.bus.call(
         'ingest.collect',
         {
@@ -131,6 +137,7 @@ export function mountCollectRoutes(router: Router, deps: CollectDeps): void {
       deps.metrics.collectRequests.inc({ status: '202' });
       deps.metrics.collectEvents.inc({ outcome: 'accepted' }, result.accepted);
       deps.metrics.collectEvents.inc({ outcome: 'rejected' }, result.rejected + refused);
+      recordIdentifies(website.id, identifies);
       res.status(202).json({ accepted: result.accepted, rejected: result.rejected + refused });
     })().catch(next);
   };
@@ -147,7 +154,10 @@ export function mountCollectRoutes(router: Router, deps: CollectDeps): void {
   router.post('/collect', admit, express.text({ type: () => true, limit: MAX_COLLECT_BYTES }), receive, refuse);
 }
 
-/** The tracker's JSON body, checked for shape and depth; hit contents are ingest's to check, hit by hit. */
+/**
+ * The tracker's JSON body, checked for shape and depth (JSON.parse does not recurse; everything after
+ * it, the bus's JSON.stringify included, may): hit contents are ingest's to check, hit by hit.
+ */
 function parseBody(raw: unknown): Record<string, unknown> {
   let body: unknown;
   try {
@@ -167,27 +177,38 @@ function parseBody(raw: unknown): Record<string, unknown> {
 /**
  * What a browser's hits may claim: their time is the receive time, ordered by the browser's clock
  * within CLIENT_CLOCK_BOUND_MS (so a page's hits keep their order, and no hit lands in the past);
- * an identify counts only with its website's signature, and is dropped (counted as rejected) without it.
+ * an identify counts only with its website's signature for this visitor (the body's `aid`), unexpired at
+ * the receive time, and is dropped (counted as rejected) without it. `identifies` says how each checked out.
  */
-export function believable(hits: unknown[], website: Pick<Website, 'identify_secret'>, receivedAt: number): { forwarded: unknown[]; refused: number } {
+export function believable(
+  hits: unknown[],
+  website: Pick<Website, 'identify_secret' | 'public_id'>,
+  receivedAt: number,
+  identify: IdentifyPolicy & { visitor: unknown },
+): { forwarded: unknown[]; refused: number; identifies: IdentifySignatureCheck[] } {
   const times = hits.map((hit) => (isHit(hit) && typeof hit['ts'] === 'number' && Number.isFinite(hit['ts']) ? hit['ts'] : null));
   const latest = Math.max(...times.map((t) => t ?? Number.NEGATIVE_INFINITY));
   const forwarded: unknown[] = [];
   let refused = 0;
+  const identifies: IdentifySignatureCheck[] = [];
   hits.forEach((hit, i) => {
     if (!isHit(hit)) return void forwarded.push(hit);
     const ts = times[i];
     const timed: Hit = ts === null || ts === undefined ? { ...hit } : { ...hit, ts: receivedAt + Math.max(-CLIENT_CLOCK_BOUND_MS, Math.min(0, ts - latest)) };
     if (timed['type'] === 'identify') {
       const email = timed['email'];
-      if (typeof email !== 'string' || !identifySignatureMatches(website.identify_secret, email, timed['sig'])) {
+      const check = typeof email !== 'string' || typeof identify.visitor !== 'string'
+        ? 'malformed'
+        : checkIdentifySignature({ secret: website.identify_secret, site: website.public_id, visitor: identify.visitor, email, signature: timed['sig'], now: receivedAt });
+      identifies.push(check);
+      if (!identifyBelieved(check, identify)) {
         refused += 1;
         return;
       }
     }
     forwarded.push(withoutSignature(timed));
   });
-  return { forwarded, refused };
+  return { forwarded, refused, identifies };
 }
 
 function isHit(value: unknown): value is Hit {
@@ -222,7 +243,7 @@ function forwardedFor(req: Request): string | null {
 function invalid(detail: string): ProblemError {
   return new ProblemError('invalid-request', {
     detail,
-    remediation: `Send what t.js sends: {"site", "aid", "events": [...]} as JSON, at most ${MAX_HITS_PER_REQUEST} hits and 64 KB per request.`,
+    remediation: `Send what t.js sends: {"site", "aid", "events": [...]} as JSON, at most ${MAX_HITS_PER_REQUEST} hits and 64 KB per request, nested at most ${MAX_COLLECT_DEPTH} levels.`,
   });
 }
 

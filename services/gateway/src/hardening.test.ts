@@ -230,12 +230,14 @@ describe('gateway hardening (issue 16, embedded)', () => {
 
     it('believes identify() only with the website backend\'s signature, and never forwards the signature', async () => {
       const email = 'Ada@Example.com';
+      // Bound to this website and visitor with an expiry (issue 24; collect-identify.test.ts holds the rest).
+      const sign = (key: string, signed: string) => identifySignature({ secret: key, site: publicId, visitor: 'ident', email: signed, expiresAt: new Date(Date.now() + 600_000) });
       const answer = await collect({
         site: publicId, aid: 'ident', events: [
           hit({ type: 'identify', email }),
-          hit({ type: 'identify', email, sig: identifySignature('not-the-secret', email) }),
-          hit({ type: 'identify', email: 'eve@example.com', sig: identifySignature(secret, email) }),
-          hit({ type: 'identify', email, sig: identifySignature(secret, ' ada@example.com ') }),
+          hit({ type: 'identify', email, sig: sign('not-the-secret', email) }),
+          hit({ type: 'identify', email: 'eve@example.com', sig: sign(secret, email) }),
+          hit({ type: 'identify', email, sig: sign(secret, ' ada@example.com ') }),
           hit(),
         ],
       });

@@ -1,6 +1,7 @@
 // The gateway module: auth, scopes, limits, problem documents and routing for the public API,
 // plus the operator API on the admin port. It owns workspaces, websites and keys (Postgres) and
-// the limit counters (KV, the monthly counts also kept in Postgres).
+// the limit counters (KV, the monthly counts also kept in Postgres). It serves the analytics slots
+// to background work over the bus (gateway.acquireAnalyticsSlot / releaseAnalyticsSlot).
 import { join } from 'node:path';
 import { defineModule, requestIdMiddleware, type RunnableModule } from '@sightline/kit';
 import { openApiDocument } from '@sightline/proto-schemas';
@@ -15,7 +16,7 @@ import { ensureDemoWorkspace } from './demo';
 
 export { DEMO_WEBSITES } from './demo';
 import { mountDocsRoutes } from './docs.routes';
-import { Limits } from './limits';
+import { BACKGROUND_ANALYTICS_QUERIES, Limits } from './limits';
 import { localHandlers } from './local-handlers';
 import { createGatewayMetrics, registerCacheGauges } from './metrics';
 import { operationsOf, type OpenApiDocumentShape } from './operations';
@@ -26,6 +27,11 @@ import { SiteDirectory } from './site-directory';
 export interface GatewayOptions {
   /** Create the demo workspace on an empty embedded instance. */
   demo: boolean;
+  /**
+   * Believe identify() with the old unbound signature (an HMAC of the email alone, replayable by any
+   * browser), for a migration period (SIGHTLINE_IDENTIFY_ACCEPT_UNBOUND). Default false.
+   */
+  identifyAcceptUnbound?: boolean;
 }
 
 export function createGatewayModule(options: GatewayOptions): RunnableModule {
@@ -44,6 +50,14 @@ export function createGatewayModule(options: GatewayOptions): RunnableModule {
       registerCacheGauges(ctx.metrics, { sites: () => sites.size, keys: () => auth.cachedKeys });
       const publicUrl = () => ctx.settings.publicUrl;
       return {
+        // Background work (alert gathering) takes the workspace's analytics slots through these, within its share.
+        rpc: {
+          'gateway.acquireAnalyticsSlot': async (request) => ({
+            lease_id: await limits.acquireBackgroundSlot(request.workspace_id, request.lease_ms),
+            background_slots: BACKGROUND_ANALYTICS_QUERIES,
+          }),
+          'gateway.releaseAnalyticsSlot': async (request) => ({ released: await limits.releaseAnalyticsSlot(request.workspace_id, request.lease_id) }),
+        },
         publicRoutes(router) {
           router.use(requestIdMiddleware);
           mountDocsRoutes(router, openApiDocument);
@@ -57,6 +71,7 @@ export function createGatewayModule(options: GatewayOptions): RunnableModule {
             publicUrl,
             metrics,
             logger: ctx.logger,
+            identify: { acceptUnbound: options.identifyAcceptUnbound ?? false },
           });
           mountApiRoutes(router, {
             operations: operationsOf(document),

@@ -2,12 +2,23 @@
 // queries in flight. Counters live in the KV store (Redis or in-memory), so they are exact across
 // concurrent requests and, on Redis, across gateway replicas. The monthly counts are also kept
 // durably (quota-ledger.ts): a KV that lost them gets them back before the next request is decided.
+//
+// The four analytics slots are shared with background work (alerts gathering their figures through
+// gateway.acquireAnalyticsSlot): slot i of a workspace is the KV key analytics:ws:<id>:<i>, set only
+// if absent, with the lease as its TTL, to its holder's lease id. So any replica can release a
+// lease by its id, and a holder that dies lets its slot lapse when the lease ends. People's requests
+// take the first free slot from 0 up; background work only the top BACKGROUND_ANALYTICS_QUERIES
+// ones, so it never holds more than those and people always keep the others.
+import { randomUUID } from 'node:crypto';
 import type { Response } from 'express';
 import { ProblemError, type KvStore, type RateLimitResult, type SemaphoreLease } from '@sightline/kit';
-import { CONCURRENT_ANALYTICS_QUERIES, PLANS, UNAUTHENTICATED_REQUESTS_PER_MINUTE } from '@sightline/proto-schemas';
+import { BACKGROUND_ANALYTICS_QUERIES, CONCURRENT_ANALYTICS_QUERIES, PLANS, UNAUTHENTICATED_REQUESTS_PER_MINUTE } from '@sightline/proto-schemas';
 import type { QuotaLedger } from './quota-ledger';
 
-export { CONCURRENT_ANALYTICS_QUERIES };
+export { BACKGROUND_ANALYTICS_QUERIES, CONCURRENT_ANALYTICS_QUERIES };
+const ALL_SLOTS = Array.from({ length: CONCURRENT_ANALYTICS_QUERIES }, (_, i) => i);
+const BACKGROUND_SLOTS = ALL_SLOTS.slice(CONCURRENT_ANALYTICS_QUERIES - BACKGROUND_ANALYTICS_QUERIES);
+const LEASE_ID = /^(\d+):[0-9a-f-]{36}$/;
 /** Requests per minute for callers that are not yet authenticated, per client address. */
 export const UNAUTHENTICATED_PER_MINUTE = UNAUTHENTICATED_REQUESTS_PER_MINUTE;
 /**
@@ -169,8 +180,8 @@ export class Limits {
 
   /** Takes one of the workspace's analytics slots; throws too-many-concurrent when all are busy. */
   async acquireAnalyticsSlot(workspaceId: string, limited: (kind: string) => void): Promise<SemaphoreLease> {
-    const lease = await this.kv.tryAcquire(`analytics:ws:${workspaceId}`, CONCURRENT_ANALYTICS_QUERIES, this.leaseMs);
-    if (lease) return lease;
+    const leaseId = await this.takeSlot(workspaceId, ALL_SLOTS, this.leaseMs);
+    if (leaseId) return { release: async () => void (await this.releaseAnalyticsSlot(workspaceId, leaseId)) };
     limited('too-many-concurrent');
     throw new ProblemError('too-many-concurrent', {
       detail: `The workspace already has ${CONCURRENT_ANALYTICS_QUERIES} analytics queries running.`,
@@ -178,6 +189,37 @@ export class Limits {
       headers: { 'Retry-After': '1' },
     });
   }
+
+  /** A slot for background work (at most BACKGROUND_ANALYTICS_QUERIES at once): its lease id, or null when they are busy. */
+  acquireBackgroundSlot(workspaceId: string, leaseMs: number): Promise<string | null> {
+    return this.takeSlot(workspaceId, BACKGROUND_SLOTS, leaseMs);
+  }
+
+  /** Gives a slot back; false when its lease had lapsed already (the slot may be someone else's now). */
+  async releaseAnalyticsSlot(workspaceId: string, leaseId: string): Promise<boolean> {
+    const slot = LEASE_ID.exec(leaseId)?.[1];
+    if (slot === undefined || Number(slot) >= CONCURRENT_ANALYTICS_QUERIES) return false;
+    const key = slotKey(workspaceId, Number(slot));
+    // Read, then delete: only a holder past its own lease could free a successor's slot this way.
+    if ((await this.kv.get(key)) !== leaseId) return false;
+    await this.kv.del(key);
+    return true;
+  }
+
+  private async takeSlot(workspaceId: string, slots: readonly number[], leaseMs: number): Promise<string | null> {
+    const holders = await this.kv.getMany(slots.map((i) => slotKey(workspaceId, i)));
+    for (const [n, slot] of slots.entries()) {
+      if (holders[n] !== null) continue;
+      const leaseId = `${slot}:${randomUUID()}`;
+      // Only if still free: another request may have taken it since the read.
+      if (await this.kv.set(slotKey(workspaceId, slot), leaseId, { ifAbsent: true, ttlMs: leaseMs })) return leaseId;
+    }
+    return null;
+  }
+}
+
+function slotKey(workspaceId: string, slot: number): string {
+  return `analytics:ws:${workspaceId}:${slot}`;
 }
 
 function setRateHeaders(res: Response, rate: RateLimitResult): void {

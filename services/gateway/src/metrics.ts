@@ -6,6 +6,7 @@ export interface GatewayMetrics {
   limited: Counter<'kind'>;
   collectRequests: Counter<'status'>;
   collectEvents: Counter<'outcome'>;
+  collectIdentifies: Counter<'signature' | 'outcome'>;
 }
 
 /** Label values come from fixed sets: route is the OpenAPI path template, never the raw URL. */
@@ -40,6 +41,13 @@ export function createGatewayMetrics(registry: Registry): GatewayMetrics {
       name: 'sightline_gateway_collect_events_total',
       help: 'Tracker hits in answered /collect requests: accepted by ingest, or rejected (by ingest, or unsigned identifies).',
       labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    // signature: bound | unbound | missing | malformed | expired | too-far-ahead | mismatch (tracker's IdentifySignatureCheck).
+    collectIdentifies: new Counter({
+      name: 'sightline_gateway_collect_identifies_total',
+      help: 'Browser identify hits on /collect by how their signature checked out, and whether they were believed.',
+      labelNames: ['signature', 'outcome'],
       registers: [registry],
     }),
   };

@@ -5,10 +5,12 @@
 // Nothing is coerced behind the client's back: a body is checked exactly as sent (`{"notes": 12345}`
 // is refused, `null` clears a nullable field), and a query string becomes a number or a boolean only
 // where the document types the parameter so. Every string and date passes the kit's input rules
-// (no NUL, no lone surrogate, dates the stores hold, bounded nesting) before any schema is applied.
+// (no NUL, no lone surrogate, dates the stores hold) before any schema is applied, and a body's
+// depth and size are checked before anything recursive touches it (body-bounds.ts).
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { addInputFormats, DATE_TIME_RULE, findInputFault, ProblemError, isProblemKind, type ProblemKind } from '@sightline/kit';
+import { addInputFormats, DATE_TIME_RULE, findInputFault, MAX_JSON_DEPTH, MAX_JSON_VALUES, ProblemError, isProblemKind, type InputFault, type ProblemKind } from '@sightline/kit';
+import { boundBody } from './body-bounds';
 import type { OpenApiDocumentShape, OpenApiParameter, Operation } from './operations';
 
 /** Body properties whose items the owning service checks one by one (partial success). */
@@ -25,6 +27,9 @@ export interface ValidatedRequest {
 interface CompiledOperation {
   query: ValidateFunction;
   path: ValidateFunction;
+  /** Header parameters the document declares (Idempotency-Key), by their documented name. */
+  header: ValidateFunction;
+  headerParams: Map<string, OpenApiParameter>;
   body: ValidateFunction | null;
   queryParams: Map<string, OpenApiParameter>;
   /** Top-level body properties left to the service's per-item check. */
@@ -49,7 +54,8 @@ export class RequestValidator {
     this.ajv.addSchema({ $id: DOCUMENT_ID, components: rebaseRefs(document.components ?? {}) });
   }
 
-  validate(op: Operation, rawQuery: RawQuery, rawParams: Record<string, string>, rawBody: unknown): ValidatedRequest {
+  /** `header(name)`: a request header's value (case-insensitive), for the header parameters the document declares. */
+  validate(op: Operation, rawQuery: RawQuery, rawParams: Record<string, string>, rawBody: unknown, header: (name: string) => string | undefined = () => undefined): ValidatedRequest {
     const compiled = this.compile(op);
     refuseFault(findInputFault(rawQuery), 'query parameter', compiled.queryParams);
     refuseFault(findInputFault(rawParams), 'path parameter', new Map(op.parameters.filter((p) => p.in === 'path').map((p) => [p.name, p])));
@@ -58,8 +64,19 @@ export class RequestValidator {
     const params: Record<string, unknown> = { ...rawParams };
     const pathParams = new Map(op.parameters.filter((p) => p.in === 'path').map((p) => [p.name, p]));
     if (!compiled.path(params)) throw problemFor(compiled.path.errors ?? [], pathParams, 'path parameter');
+    // Declared headers are held to their schema too (an Idempotency-Key over its maxLength would
+    // otherwise reach the service, whose request schema refuses it: a 500).
+    const headers = Object.fromEntries([...compiled.headerParams.keys()].flatMap((name) => {
+      const value = header(name);
+      return value === undefined ? [] : [[name, value]];
+    }));
+    if (!compiled.header(headers)) throw problemFor(compiled.header.errors ?? [], compiled.headerParams, 'header');
     let body = rawBody;
-    if (body !== undefined) refuseFault(findInputFault(body, { skip: (path) => compiled.perItem.has(path) }), 'body', new Map());
+    if (body !== undefined) {
+      // Depth and size first: ajv, structuredClone and the bus's JSON.stringify below all recurse.
+      refuseFault(boundBody(body, compiled.perItem), 'body', new Map());
+      refuseFault(findInputFault(body, { skip: (path) => compiled.perItem.has(path) }), 'body', new Map());
+    }
     if (compiled.body) {
       if (body === undefined) {
         if (op.bodyRequired) {
@@ -83,6 +100,7 @@ export class RequestValidator {
     if (existing) return existing;
     const queryParams = new Map(op.parameters.filter((p) => p.in === 'query').map((p) => [p.name, p]));
     const pathParams = op.parameters.filter((p) => p.in === 'path');
+    const headerParams = new Map(op.parameters.filter((p) => p.in === 'header').map((p) => [p.name, p]));
     const objectSchema = (params: OpenApiParameter[], closed: boolean) => ({
       type: 'object',
       properties: Object.fromEntries(params.map((p) => [p.name, rebaseRefs(p.schema ?? {})])),
@@ -92,6 +110,8 @@ export class RequestValidator {
     const compiled: CompiledOperation = {
       query: this.ajv.compile(objectSchema([...queryParams.values()], true)),
       path: this.ajv.compile(objectSchema(pathParams, false)),
+      header: this.ajv.compile(objectSchema([...headerParams.values()], false)),
+      headerParams,
       body: op.bodySchema ? this.ajv.compile(rebaseRefs(op.bodySchema) as object) : null,
       queryParams,
       perItem: new Set(
@@ -160,18 +180,23 @@ function scalarOf(text: string, schema: Record<string, unknown>, clamp: boolean)
   return text;
 }
 
-/** A string the stores cannot hold, or nesting too deep: refused naming where it was. */
-function refuseFault(fault: { path: string; reason: string } | null, where: string, params: Map<string, OpenApiParameter>): void {
+const FAULT_REMEDIATION: Record<InputFault['rule'], string> = {
+  text: 'Send text as valid UTF-8 without NUL characters or lone UTF-16 surrogates.',
+  depth: `Nest JSON objects and arrays at most ${MAX_JSON_DEPTH} levels deep (the limit for every body).`,
+  size: `Send at most ${MAX_JSON_VALUES.toLocaleString('en-US')} JSON values (objects, arrays, strings, numbers, booleans and nulls) in one body; split the request into smaller ones.`,
+};
+
+/** A string the stores cannot hold, nesting too deep or a body too large: refused naming where it was. */
+function refuseFault(fault: InputFault | null, where: string, params: Map<string, OpenApiParameter>): void {
   if (!fault) return;
   const field = fault.path.split('.')[0] ?? '';
   const kindName = params.get(field)?.['x-sightline-error-kind'];
   // A path id that cannot exist is simply not found; other parameters keep their own kind.
   const kind: ProblemKind = kindName && isProblemKind(kindName) ? kindName : 'invalid-request';
-  const label = where === 'body' ? `Body field "${fault.path}"` : fault.path === '' ? capitalise(where) : `${capitalise(where)} "${fault.path}"`;
-  throw new ProblemError(kind, {
-    detail: `${label} ${fault.reason}.`,
-    remediation: 'Send text as valid UTF-8 without NUL characters, and nest JSON at most 32 levels deep.',
-  });
+  // Property names are the client's: a long one is not echoed whole.
+  const path = fault.path.length > 200 ? `${fault.path.slice(0, 200)}…` : fault.path;
+  const label = where === 'body' ? (path === '' ? 'The body' : `Body field "${path}"`) : path === '' ? capitalise(where) : `${capitalise(where)} "${path}"`;
+  throw new ProblemError(kind, { detail: `${label} ${fault.reason}.`, remediation: FAULT_REMEDIATION[fault.rule] });
 }
 
 function problemFor(errors: ErrorObject[], params: Map<string, OpenApiParameter>, where: string): ProblemError {

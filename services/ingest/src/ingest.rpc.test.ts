@@ -81,4 +81,23 @@ describe('ingest intake publishing', () => {
     await settle();
     expect(received.flatMap((e) => e.payload.events.map((x) => x.anonymous_id)).sort()).toEqual(['a', 'e']);
   });
+
+  /** `depth` objects inside one another, built without recursion. */
+  const nested = (depth: number) => {
+    const root: Record<string, unknown> = {};
+    let at = root;
+    for (let i = 1; i < depth; i += 1) at = (at['a'] = {}) as Record<string, unknown>;
+    return root;
+  };
+
+  it('rejects by index an event nested as deep as the gateway carries, naming the limit, and takes the rest', async () => {
+    // body → events → event → properties: 29 levels of properties put the body at the gateway's 32.
+    const response = await post([{ anonymous_id: 'deep', properties: nested(29) }, { anonymous_id: 'flat', properties: { a: { b: 1 } } }], 'deep-1');
+    expect(response.body).toMatchObject({ accepted: 1, rejected: 1, errors: [{ index: 0, detail: expect.stringMatching(/^properties(\.a)+ is nested deeper than 16 levels \(an event nests at most 16 levels/) }] });
+  });
+
+  it('refuses a batch deeper or larger than any body may be before hashing it (no stack overflow, whoever calls)', async () => {
+    await expect(post([{ anonymous_id: 'x', properties: nested(50_000) }], 'deep-2')).rejects.toMatchObject({ kind: 'invalid-request', remediation: expect.stringContaining('32 levels') });
+    await expect(post(new Array(100_001).fill(0))).rejects.toMatchObject({ kind: 'invalid-request', remediation: expect.stringContaining('100,000 values') });
+  });
 });

@@ -2,7 +2,7 @@
 // hits (ingest.collect, forwarded by the gateway's public /collect). Both answer only after the
 // accepted batch is confirmed by the bus, so an acknowledged event survives a crash.
 import { createHash, randomUUID } from 'node:crypto';
-import { InvalidMessageError, ProblemError, type KvStore, type RpcMap, type ServiceBus } from '@sightline/kit';
+import { findInputFault, InvalidMessageError, MAX_JSON_DEPTH, MAX_JSON_VALUES, ProblemError, type KvStore, type RpcMap, type ServiceBus } from '@sightline/kit';
 import type { ApiRequest, ApiResponse, ClassifiedEventV1, CollectRequest, EventBatchV1, IngestWebsiteV1 } from '@sightline/proto-schemas';
 import type { Classifier } from './classify/classify';
 import { intakeApiEvents, intakeTrackerHits, orderingKey, refusalsOf, type EventError } from './intake';
@@ -18,6 +18,20 @@ export interface EventsResult {
   accepted: number;
   rejected: number;
   errors: EventError[];
+}
+
+/**
+ * The batch's depth and size, before the hash below recurses through it (JSON.stringify overflows the
+ * stack a few thousand levels down). The gateway forwards nothing past these bounds (it cuts a
+ * too-deep event so that it is rejected below with its index); this keeps ingest safe whoever calls.
+ */
+function refuseUnbounded(body: unknown): void {
+  const fault = findInputFault(body, { text: false });
+  if (!fault) return;
+  throw new ProblemError('invalid-request', {
+    detail: `The body ${fault.path === '' ? '' : `field "${fault.path.slice(0, 200)}" `}${fault.reason}.`,
+    remediation: `Nest JSON at most ${MAX_JSON_DEPTH} levels deep and send at most ${MAX_JSON_VALUES.toLocaleString('en-US')} values per request.`,
+  });
 }
 
 export function ingestRpcHandlers(deps: { bus: ServiceBus<'ingest'>; kv: KvStore; classifier: Classifier }): RpcMap<'ingest'> {
@@ -69,6 +83,7 @@ export function ingestRpcHandlers(deps: { bus: ServiceBus<'ingest'>; kv: KvStore
       // reusing the same Idempotency-Key is another request), so event ids derive from both.
       const key = request.headers.idempotency_key ?? null;
       const scopedKey = key === null ? null : `${request.key.id}:${key}`;
+      refuseUnbounded(request.body);
       const bodyHash = createHash('sha256').update(JSON.stringify([site.id, request.body])).digest('hex');
       const memoKey = `idempotency:events:${request.workspace.id}:${scopedKey}`;
       if (key) {

@@ -34,8 +34,12 @@ export interface IntakeResult {
   errors: EventError[];
 }
 
-/** Nesting an event (its properties) or a tracker hit (its props) may have. */
-const MAX_EVENT_DEPTH = 16;
+/**
+ * Nesting an event (its properties) or a tracker hit (its props) may have. Below the gateway's bound
+ * for a whole body (an event sits 2 levels down in it), so an event the gateway had to cut to carry
+ * it is always rejected here.
+ */
+export const MAX_EVENT_DEPTH = 16;
 const MAX_EMAIL_LENGTH = 320;
 
 const ajv = new Ajv2020({ strict: false, allErrors: false, allowUnionTypes: true });
@@ -120,7 +124,9 @@ export function intakeApiEvents(input: {
   input.events.forEach((raw, index) => {
     const fault = findInputFault(raw, { maxDepth: MAX_EVENT_DEPTH });
     if (fault) {
-      result.errors.push({ index, detail: `${fault.path || 'the event'} ${fault.reason}` });
+      const path = fault.path.length > 200 ? `${fault.path.slice(0, 200)}…` : fault.path;
+      const limit = fault.rule === 'depth' ? ` (an event nests at most ${MAX_EVENT_DEPTH} levels, so properties at most ${MAX_EVENT_DEPTH - 1}: send flatter properties)` : '';
+      result.errors.push({ index, detail: `${path || 'the event'} ${fault.reason}${limit}` });
       return;
     }
     if (!validateInbound(raw)) {

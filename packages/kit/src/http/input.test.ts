@@ -1,7 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import fc from 'fast-check';
-import { addInputFormats, findInputFault, isStorableEpochMs, MAX_JSON_DEPTH, parseStorableTime, textFault } from './input';
+import { addInputFormats, findInputFault, isStorableEpochMs, MAX_JSON_DEPTH, MAX_JSON_VALUES, parseStorableTime, textFault } from './input';
 
 const nested = (depth: number): unknown => {
   let value: unknown = 'leaf';
@@ -20,8 +20,8 @@ describe('input rules', () => {
   });
 
   it('finds the first fault with its path, in values and in object keys', () => {
-    expect(findInputFault({ events: [{ ok: 'x' }, { properties: { note: 'a\u0000' } }] })).toEqual({ path: 'events.1.properties.note', reason: expect.stringMatching(/NUL/) });
-    expect(findInputFault({ props: { ['k\uD800']: 1 } })).toEqual({ path: 'props.k\uD800', reason: expect.stringMatching(/name that contains a lone/) });
+    expect(findInputFault({ events: [{ ok: 'x' }, { properties: { note: 'a\u0000' } }] })).toEqual({ path: 'events.1.properties.note', reason: expect.stringMatching(/NUL/), rule: 'text' });
+    expect(findInputFault({ props: { ['k\uD800']: 1 } })).toEqual({ path: 'props.k\uD800', reason: expect.stringMatching(/name that contains a lone/), rule: 'text' });
     expect(findInputFault({ a: [1, true, null, 'fine'] })).toBeNull();
   });
 
@@ -29,6 +29,19 @@ describe('input rules', () => {
     expect(findInputFault(nested(MAX_JSON_DEPTH))).toBeNull();
     expect(findInputFault(nested(MAX_JSON_DEPTH + 1))?.reason).toMatch(/nested deeper/);
     expect(findInputFault(nested(200_000))?.reason).toMatch(/nested deeper/);
+    expect(findInputFault(nested(MAX_JSON_DEPTH + 1))?.rule).toBe('depth');
+  });
+
+  it('caps the values a body holds, counted before a huge array or object is walked', () => {
+    // The root counts as one value: an array of MAX_JSON_VALUES - 1 items is exactly at the limit.
+    expect(findInputFault(new Array(MAX_JSON_VALUES - 1).fill(0))).toBeNull();
+    expect(findInputFault(new Array(MAX_JSON_VALUES).fill(0))).toEqual({ path: '', reason: 'holds more than 100,000 values', rule: 'size' });
+    expect(findInputFault(Object.fromEntries(Array.from({ length: MAX_JSON_VALUES }, (_, i) => [`k${i}`, i])))?.rule).toBe('size');
+    // Spread over many levels and arrays, all counted: the root, a, b, the two pairs, four numbers, c.
+    expect(findInputFault({ a: [[1, 2], [3, 4]], b: { c: 'x' } }, { maxValues: 10 })).toBeNull();
+    expect(findInputFault({ a: [[1, 2], [3, 4]], b: { c: 'x' } }, { maxValues: 9 })?.rule).toBe('size');
+    // A skipped subtree is not counted (its per-item check counts it).
+    expect(findInputFault({ events: new Array(10).fill({ a: 1 }) }, { maxValues: 2, skip: (path) => path === 'events' })).toBeNull();
   });
 
   it('leaves skipped subtrees to a later check', () => {

@@ -6,6 +6,12 @@
 
 /** Deepest nesting of objects and arrays a request body or a tracker payload may have. */
 export const MAX_JSON_DEPTH = 32;
+/**
+ * Most values (objects, arrays, strings, numbers, booleans and nulls, each counted once) one request
+ * body may hold: a bound on the work every later check does, well above what 200 events with their
+ * properties need, and below the million tiny values a 2 MB body could otherwise carry.
+ */
+export const MAX_JSON_VALUES = 100_000;
 
 /**
  * Dates a client may send: from 2000-01-01T00:00:00Z (where attribution history starts) up to, not
@@ -29,6 +35,8 @@ export interface InputFault {
   path: string;
   /** Why it is refused, as the end of a sentence: "contains a NUL character (U+0000)". */
   reason: string;
+  /** Which rule it breaks, so the answer can say what to do: the text rules, the depth or the size limit. */
+  rule: 'text' | 'depth' | 'size';
 }
 
 // A high surrogate not followed by a low one, or a low one not preceded by a high one.
@@ -42,33 +50,42 @@ export function textFault(text: string): string | null {
 }
 
 /**
- * The first value in `value` that cannot be taken: a string (or object key) failing textFault, or
- * nesting deeper than `maxDepth`. Iterative, so a hostile depth cannot overflow the stack.
- * `skip(path)` leaves a subtree to a later, per-item check (POST /events checks each event itself);
- * `text: false` checks the nesting only.
+ * The first value in `value` that cannot be taken: a string (or object key) failing textFault,
+ * nesting deeper than `maxDepth`, or more than `maxValues` values in all. Iterative, so a hostile
+ * depth cannot overflow the stack: run it before anything recursive (ajv, JSON.stringify,
+ * structuredClone) touches client data. `skip(path)` leaves a subtree to a later, per-item check
+ * (POST /events checks each event itself; its values are not counted here); `text: false` checks the
+ * shape only.
  */
-export function findInputFault(value: unknown, options: { maxDepth?: number; skip?: (path: string) => boolean; text?: boolean } = {}): InputFault | null {
+export function findInputFault(value: unknown, options: { maxDepth?: number; maxValues?: number; skip?: (path: string) => boolean; text?: boolean } = {}): InputFault | null {
   const maxDepth = options.maxDepth ?? MAX_JSON_DEPTH;
+  const maxValues = options.maxValues ?? MAX_JSON_VALUES;
   const checkText = options.text ?? true;
   const stack: [unknown, string, number][] = [[value, '', 0]];
+  const tooMany: InputFault = { path: '', reason: `holds more than ${maxValues.toLocaleString('en-US')} values`, rule: 'size' };
+  // Values are counted as they are pushed, so a huge array or object costs no stack beyond the limit.
+  let values = 1;
   while (stack.length > 0) {
     const [node, path, depth] = stack.pop() as [unknown, string, number];
     if (path !== '' && options.skip?.(path)) continue;
     if (typeof node === 'string') {
       const reason = checkText ? textFault(node) : null;
-      if (reason) return { path, reason };
+      if (reason) return { path, reason, rule: 'text' };
       continue;
     }
     if (node === null || typeof node !== 'object') continue;
-    if (depth >= maxDepth) return { path, reason: `is nested deeper than ${maxDepth} levels` };
+    if (depth >= maxDepth) return { path, reason: `is nested deeper than ${maxDepth} levels`, rule: 'depth' };
     const join = (key: string) => (path === '' ? key : `${path}.${key}`);
     if (Array.isArray(node)) {
+      if ((values += node.length) > maxValues) return tooMany;
       for (let i = node.length - 1; i >= 0; i -= 1) stack.push([node[i], join(String(i)), depth + 1]);
       continue;
     }
-    for (const [key, child] of Object.entries(node as Record<string, unknown>)) {
+    const entries = Object.entries(node as Record<string, unknown>);
+    if ((values += entries.length) > maxValues) return tooMany;
+    for (const [key, child] of entries) {
       const keyReason = checkText ? textFault(key) : null;
-      if (keyReason) return { path: join(key), reason: `has a name that ${keyReason}` };
+      if (keyReason) return { path: join(key), reason: `has a name that ${keyReason}`, rule: 'text' };
       stack.push([child, join(key), depth + 1]);
     }
   }

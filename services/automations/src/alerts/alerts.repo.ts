@@ -11,6 +11,8 @@ export interface AlertRow {
   name: string;
   template_id: string | null;
   status: 'active' | 'paused';
+  /** Why the service paused it (a deleted funnel); null when a person set the status. */
+  status_reason: string | null;
   spec: AutomationSpec;
   kind: 'event' | 'schedule' | 'threshold';
   workspace: WorkspaceSnapshot;
@@ -25,10 +27,12 @@ export interface AlertRow {
   created_by: string;
   created_at: Date;
   updated_at: Date;
+  /** The scopes a key needs to see what its runs contain (access/output-scopes.ts); null on alerts stored before they were recorded. */
+  output_scopes: string[] | null;
 }
 
-const COLUMNS = `id::text AS id, workspace_id, website_id, name, template_id, status, spec, kind, workspace, website, timezone, currency,
-  next_run_at, firing, last_evaluated_at, last_value, last_event, created_by, created_at, updated_at`;
+const COLUMNS = `id::text AS id, workspace_id, website_id, name, template_id, status, status_reason, spec, kind, workspace, website, timezone, currency,
+  next_run_at, firing, last_evaluated_at, last_value, last_event, created_by, created_at, updated_at, output_scopes`;
 
 export interface NewAlert {
   id: string;
@@ -78,7 +82,7 @@ export interface AlertChange {
   spec?: AutomationSpec;
   status?: 'active' | 'paused';
   nextRunAt?: Date | null;
-  /** A new spec starts a threshold from normal. */
+  /** A threshold's firing state starts from normal (the trigger kind changed); other edits keep it. */
   resetState?: boolean;
   website?: WebsiteSnapshot;
   workspace?: WorkspaceSnapshot;
@@ -92,6 +96,8 @@ export async function updateAlert(tx: SqlExecutor, id: string, change: AlertChan
        kind = COALESCE($4, kind),
        event_types = COALESCE($5::text[], event_types),
        status = COALESCE($6, status),
+       -- A status set through the API replaces the service's reason for a pause.
+       status_reason = CASE WHEN $6::text IS NULL THEN status_reason ELSE NULL END,
        next_run_at = CASE WHEN $7 THEN $8 ELSE next_run_at END,
        firing = CASE WHEN $9 THEN false ELSE firing END,
        last_evaluated_at = CASE WHEN $9 THEN NULL ELSE last_evaluated_at END,
@@ -111,6 +117,31 @@ export async function updateAlert(tx: SqlExecutor, id: string, change: AlertChan
 
 export async function deleteAlert(tx: SqlExecutor, id: string): Promise<void> {
   await tx.query('DELETE FROM automations WHERE id = $1', [id]);
+}
+
+/** Alerts of a website whose gather reads the funnel (any status). */
+export async function alertsGatheringFunnel(db: SqlExecutor, websiteId: string, funnelId: string): Promise<AlertRow[]> {
+  const result = await db.query<AlertRow>(
+    `SELECT ${COLUMNS} FROM automations
+      WHERE website_id = $1 AND EXISTS (SELECT 1 FROM json_each(CASE WHEN json_typeof(spec->'gather') = 'object' THEN spec->'gather' ELSE '{}'::json END) g WHERE lower(g.value->>'funnel') = lower($2))
+      ORDER BY id`,
+    [websiteId, funnelId],
+  );
+  return result.rows;
+}
+
+/**
+ * Pauses an alert with the service's reason (an alert a person had paused gets the reason too, so
+ * resuming it is not a surprise). `was` is its status before; null when there is no such alert.
+ */
+export async function pauseWithReason(tx: SqlExecutor, id: string, reason: string, now: Date): Promise<{ alert: AlertRow; was: AlertRow['status'] } | null> {
+  const before = await getAlert(tx, id, true);
+  if (!before) return null;
+  const result = await tx.query<AlertRow>(
+    `UPDATE automations SET status = 'paused', status_reason = $2, updated_at = $3 WHERE id = $1 RETURNING ${COLUMNS}`,
+    [id, reason, now],
+  );
+  return { alert: result.rows[0] as AlertRow, was: before.status };
 }
 
 /** Active event alerts of a website listening to `type`. */

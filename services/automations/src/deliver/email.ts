@@ -5,7 +5,7 @@
 import type { SqlStore } from '@sightline/kit';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Message } from '../compose/compose';
-import { DeliveryError } from './errors';
+import { DeliveryError, errorCode } from './errors';
 
 export interface EmailSender {
   readonly kind: 'smtp' | 'mailbox';
@@ -40,7 +40,7 @@ export function createSmtpSender(options: { url: string; from: string; timeoutMs
           messageId: messageIdOf(deliveryId),
           headers: { 'X-Sightline-Delivery': deliveryId, 'Auto-Submitted': 'auto-generated' },
         })) as { messageId?: string; rejected?: unknown[] };
-        if (Array.isArray(info.rejected) && info.rejected.length > 0) throw new DeliveryError(`the SMTP server refused ${to}`, false);
+        if (Array.isArray(info.rejected) && info.rejected.length > 0) throw new DeliveryError('SMTP server refused the recipient', false, null, `rejected ${JSON.stringify(info.rejected)}`);
         return info.messageId ?? messageIdOf(deliveryId);
       } catch (error) {
         throw classifySmtpError(error);
@@ -52,15 +52,23 @@ export function createSmtpSender(options: { url: string; from: string; timeoutMs
   };
 }
 
-/** SMTP replies 5xx are permanent; 4xx, timeouts and connection failures are worth retrying. */
+/**
+ * SMTP replies 5xx are permanent; 4xx, timeouts and connection failures are worth retrying. Keys
+ * see the reply code only: the server's text (hosts, addresses, the message quoted) is the detail.
+ */
 export function classifySmtpError(error: unknown): DeliveryError {
   if (error instanceof DeliveryError) return error;
   const e = error as { responseCode?: number; response?: string; code?: string; message?: string };
-  const text = e.response ?? e.message ?? String(error);
-  if (typeof e.responseCode === 'number') {
-    return new DeliveryError(`SMTP ${e.responseCode}: ${text}`, e.responseCode < 500);
+  const detail = e.response ?? e.message ?? String(error);
+  if (typeof e.responseCode === 'number' && Number.isInteger(e.responseCode)) {
+    const code = e.responseCode;
+    return code < 500
+      ? new DeliveryError(`SMTP server deferred the message (${code})`, true, null, detail)
+      : new DeliveryError(`SMTP server refused the message (${code})`, false, null, detail);
   }
-  return new DeliveryError(`SMTP ${e.code ?? 'error'}: ${text}`, true);
+  if (e.code === 'ETIMEDOUT') return new DeliveryError('SMTP server did not answer in time', true, null, detail);
+  const code = errorCode(e.code);
+  return new DeliveryError(`SMTP server could not be reached${code ? ` (${code})` : ''}`, true, null, detail);
 }
 
 export function createMailboxSender(sql: SqlStore, now: () => Date): EmailSender {

@@ -4,7 +4,7 @@
 // Retries are ours (the durable queue), so the client's own are off and a 429 comes back at once
 // with its Retry-After.
 import { LogLevel, WebAPIHTTPError, WebAPIPlatformError, WebAPIRateLimitedError, WebAPIRequestError, WebClient } from '@slack/web-api';
-import { DeliveryError } from './errors';
+import { DeliveryError, errorCode } from './errors';
 
 /** Marks our messages (message metadata) so a later look at the channel can find one by delivery id. */
 export const METADATA_EVENT_TYPE = 'sightline_alert';
@@ -98,14 +98,19 @@ export function createSlackApi(options: { baseUrl: string; timeoutMs: number }):
   };
 }
 
+/** Keys see Slack's error code or HTTP status only; a request's own failure text (hosts, ports) is the detail. */
 export function classifySlackError(error: unknown): DeliveryError {
   if (error instanceof DeliveryError) return error;
-  if (error instanceof WebAPIRateLimitedError) return new DeliveryError(`Slack: ratelimited (retry after ${error.retryAfter} s)`, true, error.retryAfter * 1000);
+  if (error instanceof WebAPIRateLimitedError) return new DeliveryError(`Slack answered ratelimited (retry after ${error.retryAfter} s)`, true, error.retryAfter * 1000);
   if (error instanceof WebAPIPlatformError) {
-    const code = error.data.error;
-    return new DeliveryError(`Slack: ${code}`, !PERMANENT.has(code));
+    const code = String(error.data.error);
+    const shown = /^[a-z0-9_]{1,60}$/.test(code) ? code : 'an error';
+    return new DeliveryError(`Slack answered ${shown}`, !PERMANENT.has(code), null, code);
   }
-  if (error instanceof WebAPIHTTPError) return new DeliveryError(`Slack: HTTP ${error.statusCode} ${error.statusMessage}`, error.statusCode >= 500 || error.statusCode === 408);
-  if (error instanceof WebAPIRequestError) return new DeliveryError(`Slack: request failed (${error.original.message})`, true);
-  return new DeliveryError(`Slack: ${error instanceof Error ? error.message : String(error)}`, true);
+  if (error instanceof WebAPIHTTPError) return new DeliveryError(`Slack answered HTTP ${error.statusCode}`, error.statusCode >= 500 || error.statusCode === 408, null, error.statusMessage);
+  if (error instanceof WebAPIRequestError) {
+    const code = errorCode((error.original as { code?: unknown }).code);
+    return new DeliveryError(`Slack could not be reached${code ? ` (${code})` : ''}`, true, null, error.original.message);
+  }
+  return new DeliveryError('Slack could not be reached', true, null, error instanceof Error ? error.message : String(error));
 }

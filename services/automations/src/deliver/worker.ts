@@ -12,13 +12,21 @@
 // message is sent again with the same Message-ID, so a crash in the instant between the server's
 // acceptance and our commit can show one copy twice to a mail store that ignores Message-IDs; a
 // crash before the server's acceptance (the server then discards the message) never does.
+//
+// Before an email's first attempt the recipient is checked against the operator's rules again
+// (recipients.ts) and the email is counted against its workspace's send budget (budget.ts): over
+// budget it is held, then skipped, never sent. Errors shown on a delivery are the sanitised messages
+// of DeliveryError; the servers' own text goes to the log.
 import { createQueueWorker, type Outbox, type QueueWorker, type SqlStore } from '@sightline/kit';
 import type { Logger } from 'pino';
 import type { Message } from '../compose/compose';
 import { announceRun } from '../runs/announce';
 import { settleRun, type DeliveryRow } from '../runs/runs.repo';
+import type { AutomationsMetrics, RefusalReason } from '../metrics';
+import { budgetMessage, chargeEmail, HOLD_MAX_MS, type EmailBudget } from './budget';
 import type { EmailSender } from './email';
 import { DeliveryError, retryDelayMs, type RetryPolicy } from './errors';
+import { recipientFault } from './recipients';
 import { beginAttempt, claimDue, finishAttempt, rateLimit, release, runMessage, type Outcome } from './deliveries.repo';
 import type { SlackApi } from './slack';
 
@@ -38,6 +46,10 @@ export interface WorkerDeps {
   batchSize: number;
   /** Deliveries sent at once. */
   concurrency: number;
+  budget: EmailBudget;
+  /** The operator's allow-list of recipient email domains; null: any domain. */
+  emailDomains: readonly string[] | null;
+  metrics: AutomationsMetrics;
 }
 
 export type Worker = QueueWorker;
@@ -64,6 +76,8 @@ async function processRow(deps: WorkerDeps, row: DeliveryRow): Promise<void> {
     if (token === null) return finish(deps, row, { status: 'failed', error: 'no Slack workspace is connected to this workspace (connect one with `sightline automations chat add`, then retry)' });
   }
 
+  if (row.channel === 'email' && !row.budget_counted && !(await admitEmail(deps, row))) return;
+
   let note: string | null = null;
   // Cut short by a crash (still sending), or an earlier attempt failed: a chat message may have got
   // through all the same (a timeout after Slack took it), so look before posting again.
@@ -75,7 +89,9 @@ async function processRow(deps: WorkerDeps, row: DeliveryRow): Promise<void> {
         if (ts !== null) return finish(deps, row, { status: 'sent', ref: ts, note: 'an earlier attempt had got through (found in the channel)' });
         if (row.status === 'sending') note = 'an interrupted attempt had not got through; sent again';
       } catch (error) {
-        note = `an earlier attempt could not be checked (${error instanceof Error ? error.message : String(error)}); sent again`;
+        const failure = error instanceof DeliveryError ? error : null;
+        deps.logger.warn({ delivery: row.id, err: failure?.detail ?? (error instanceof Error ? error.message : String(error)) }, 'automations: could not look for an earlier post');
+        note = `an earlier attempt could not be checked (${failure ? failure.message : 'unexpected error'}); sent again`;
       }
     } else {
       note = 'an interrupted attempt may have got through; sent again with the same Message-ID';
@@ -88,15 +104,45 @@ async function processRow(deps: WorkerDeps, row: DeliveryRow): Promise<void> {
     const ref = await send(deps, row, run.message, token);
     await finish(deps, row, { status: 'sent', ref, note });
   } catch (error) {
-    const failure = error instanceof DeliveryError ? error : new DeliveryError(error instanceof Error ? error.message : String(error), true);
+    // Not one of ours: its text is for the log only.
+    const failure = error instanceof DeliveryError ? error : new DeliveryError('unexpected error while sending', true, null, error instanceof Error ? error.message : String(error));
+    deps.logger.info({ delivery: row.id, channel: row.channel, attempts, error: failure.message, detail: failure.detail }, 'automations: delivery attempt failed');
     if (failure.retryable && failure.retryAfterMs !== null && row.channel === 'chat') {
       await rateLimit(deps.sql, row.workspace_id, new Date(deps.now().getTime() + failure.retryAfterMs));
     }
     if (!failure.retryable) return finish(deps, row, { status: 'failed', error: `permanent: ${failure.message}` });
     if (attempts >= row.max_attempts) return finish(deps, row, { status: 'failed', error: `gave up after ${attempts} attempts: ${failure.message}` });
     const delay = retryDelayMs(deps.policy, attempts, failure.retryAfterMs);
+    deps.metrics.delivery(row.channel === 'chat' ? 'slack' : 'email', 'retried');
     await finish(deps, row, { status: 'queued', error: failure.message, nextAttemptAt: new Date(deps.now().getTime() + delay) });
   }
+}
+
+/**
+ * The operator's rules before an email's first attempt: a recipient they refuse fails the delivery;
+ * an email over its workspace's budget is held until the spent window ends, or skipped once it has
+ * waited HOLD_MAX_MS. Returns whether the email may go out now (it is then counted).
+ */
+async function admitEmail(deps: WorkerDeps, row: DeliveryRow): Promise<boolean> {
+  const fault = recipientFault(row.recipient, deps.emailDomains);
+  if (fault !== null) {
+    const reason: RefusalReason = fault === 'ip-literal' ? 'ip_literal' : 'recipient_domain';
+    deps.metrics.sendRefused(reason, 'failed');
+    await finish(deps, row, { status: 'failed', error: fault === 'ip-literal' ? 'permanent: the recipient is at an IP address; alert email goes to mail domains only' : 'permanent: the recipient\'s domain is not among the domains alert email may go to (SIGHTLINE_ALERT_EMAIL_DOMAINS)' });
+    return false;
+  }
+  const now = deps.now();
+  const answer = await chargeEmail(deps.sql, row, deps.budget, now);
+  if (answer.ok) {
+    deps.metrics.budgetedEmail();
+    return true;
+  }
+  const held = now.getTime() - row.created_at.getTime() < HOLD_MAX_MS;
+  deps.metrics.sendRefused(answer.window === 'hour' ? 'hour_budget' : 'day_budget', held ? 'held' : 'skipped');
+  await finish(deps, row, held
+    ? { status: 'queued', error: budgetMessage(answer, true), nextAttemptAt: answer.resetsAt }
+    : { status: 'skipped', error: budgetMessage(answer, false) });
+  return false;
 }
 
 async function send(deps: WorkerDeps, row: DeliveryRow, message: Message, token: string | null): Promise<string> {
@@ -117,5 +163,10 @@ async function finish(deps: WorkerDeps, row: DeliveryRow, outcome: Outcome): Pro
     return settled !== null;
   });
   if (announced) deps.outbox.wake();
-  if (outcome.status === 'failed') deps.logger.warn({ delivery: row.id, channel: row.channel, error: outcome.error }, 'automations: delivery failed');
+  const channel = row.channel === 'chat' ? 'slack' : 'email';
+  if (outcome.status === 'sent') deps.metrics.delivery(channel, 'delivered');
+  if (outcome.status === 'failed') {
+    deps.metrics.delivery(channel, 'failed');
+    deps.logger.warn({ delivery: row.id, channel: row.channel, error: outcome.error }, 'automations: delivery failed');
+  }
 }

@@ -1,7 +1,8 @@
 // Event triggers: every change message of the catalog is matched against the website's active
 // event alerts. pacing each: a run per event (the message id is its trigger key, so a redelivered
 // message makes no second run). hourly / daily: the event waits in digest_events for the digest of
-// its period (schedule/digests.ts).
+// its period (schedule/digests.ts). funnel.deleted pauses the alerts that gather from the funnel
+// (funnel-deleted.ts).
 import type { ConsumerMap, Envelope, SqlStore } from '@sightline/kit';
 import { DateTime } from 'luxon';
 import type { Logger } from 'pino';
@@ -9,8 +10,9 @@ import { eventAlerts, rememberEvent, type AlertRow } from '../alerts/alerts.repo
 import type { Gatherer } from '../gather/gather';
 import { insertPrepared, prepareRun, type RunMakerDeps } from '../runs/run-maker';
 import { CATALOG_TYPES, type CatalogType } from '../spec/event-catalog';
-import { pacingOf } from '../spec/spec';
+import { maxAgeMsOf, pacingOf } from '../spec/spec';
 import { matches } from './filters';
+import { funnelDeletedConsumer, funnelGoneReason, missingFunnel, pauseAlerts } from './funnel-deleted';
 
 export interface EventConsumerDeps {
   sql: SqlStore;
@@ -32,9 +34,15 @@ export function eventConsumers(deps: EventConsumerDeps): ConsumerMap<'automation
     const payload = envelope.payload as { website_id?: string; occurred_at?: string; changed_at?: string };
     const websiteId = envelope.website_id ?? payload.website_id;
     if (!websiteId) return;
-    const alerts = (await eventAlerts(deps.sql, websiteId, type)).filter((a) => matches(type, envelope.payload, a.spec.filters));
-    if (alerts.length === 0) return;
     const occurredAt = payload.occurred_at ?? payload.changed_at ?? envelope.occurred_at;
+    // max_age: an event that happened longer ago than the alert cares for (a backfill) is skipped.
+    const age = deps.now().getTime() - Date.parse(occurredAt);
+    const fresh = (a: AlertRow): boolean => {
+      const max = maxAgeMsOf(a.spec);
+      return max === null || !(age > max);
+    };
+    const alerts = (await eventAlerts(deps.sql, websiteId, type)).filter((a) => matches(type, envelope.payload, a.spec.filters) && fresh(a));
+    if (alerts.length === 0) return;
     const event = { type, payload: envelope.payload, occurredAt };
     await rememberEvent(deps.sql, alerts.map((a) => a.id), { type, payload: envelope.payload, occurred_at: occurredAt });
     let queued = false;
@@ -52,7 +60,11 @@ export function eventConsumers(deps: EventConsumerDeps): ConsumerMap<'automation
     }
     if (queued) deps.kick();
   };
-  return Object.fromEntries(CATALOG_TYPES.map((type) => [type, handle])) as ConsumerMap<'automations'>;
+  const pauseDeps = { sql: deps.sql, outbox: deps.runs.outbox, logger: deps.logger, now: deps.now };
+  return {
+    ...(Object.fromEntries(CATALOG_TYPES.map((type) => [type, handle])) as Omit<ConsumerMap<'automations'>, 'funnel.deleted'>),
+    'funnel.deleted': funnelDeletedConsumer(pauseDeps),
+  };
 }
 
 async function runForEvent(deps: EventConsumerDeps, alert: AlertRow, messageId: string, event: { type: CatalogType; payload: unknown; occurredAt: string }): Promise<boolean> {
@@ -60,6 +72,12 @@ async function runForEvent(deps: EventConsumerDeps, alert: AlertRow, messageId: 
   if (alert.spec.gather) {
     const { results } = await deps.gatherer.gather([{ key: alert.id, workspace: alert.workspace, website: alert.website, gather: alert.spec.gather, previous: [] }], deps.now());
     const result = results.get(alert.id);
+    const gone = missingFunnel(alert, result);
+    if (gone !== null) {
+      // Its funnel was deleted: paused with the reason (status_reason), this event is not sent.
+      await pauseAlerts({ sql: deps.sql, outbox: deps.runs.outbox, logger: deps.logger }, [alert], (a) => funnelGoneReason(gone, deps.now(), a.timezone, 'missing'), deps.now());
+      return false;
+    }
     // The event is the news; a number that could not be read is left out rather than holding it back.
     if (result?.ok) figures = result.figures;
     else deps.logger.warn({ automation: alert.id, error: result && !result.ok ? result.error : 'none' }, 'automations: gather failed for an event alert; sending without figures');

@@ -1,11 +1,14 @@
 // Gathers the numbers alerts watch, the way GET /metrics answers them, over the bus (the same
 // attribution.getMetrics the gateway calls). Many alerts ask for the same window with the same
 // filters: their metrics are merged into one request per (website, window, filters), so a scheduling
-// minute with a thousand alerts costs a few queries, not a thousand.
+// minute with a thousand alerts costs a few queries, not a thousand. Each query runs inside the
+// workspace's analytics cap (analytics-slots.ts): it waits for a slot of the gatherer's share, and no
+// more than that share of one workspace's queries run at once here.
 import { RpcRemoteError, RpcTimeoutError, type RemoteProblem, type ServiceBus } from '@sightline/kit';
-import { resolveWindow } from '@sightline/periods';
+import { previousWindow, resolveWindow } from '@sightline/periods';
 import { DEFAULT_PERIOD, LIST_SEPARATOR, type ApiRequest, type MetricName } from '@sightline/proto-schemas';
 import { FUNNEL_CONVERSION, type GatherQuery } from '../spec/spec';
+import type { AnalyticsSlots } from './analytics-slots';
 
 export interface WorkspaceSnapshot {
   id: string;
@@ -28,7 +31,7 @@ export interface GatherAsk {
   workspace: WorkspaceSnapshot;
   website: WebsiteSnapshot;
   gather: Record<string, GatherQuery>;
-  /** Figures also read for the window of equal length just before. */
+  /** Figures also read for the window just before (as long in local calendar days: previousWindowOf). */
   previous: readonly string[];
 }
 
@@ -78,10 +81,9 @@ export function windowOf(query: GatherQuery, timezone: string, now: Date): Windo
   return { from: w.from, to: w.to };
 }
 
-export function previousWindowOf(window: Window): Window {
-  const from = Date.parse(window.from);
-  const span = Date.parse(window.to) - from;
-  return { from: new Date(from - span).toISOString(), to: window.from };
+/** The window just before, as long in local days (or wall-clock time): a DST change shifts it by no hour. */
+export function previousWindowOf(window: Window, timezone: string): Window {
+  return previousWindow(window, timezone);
 }
 
 /**
@@ -106,7 +108,16 @@ export interface Gatherer {
   gather(asks: readonly GatherAsk[], now: Date): Promise<{ results: Map<string, GatherResult>; stats: GatherStats }>;
 }
 
-export function createGatherer(bus: ServiceBus<'automations'>, options: { concurrency: number; timeoutMs: number }): Gatherer {
+export interface GathererOptions {
+  /** Queries sent at once, all workspaces together. */
+  concurrency: number;
+  /** Queries of one workspace sent at once: the share of its analytics slots background work may hold. */
+  perWorkspace: number;
+  timeoutMs: number;
+  slots: AnalyticsSlots;
+}
+
+export function createGatherer(bus: ServiceBus<'automations'>, options: GathererOptions): Gatherer {
   return {
     async gather(asks, now) {
       const slots = new Map<string, Slot>();
@@ -126,7 +137,7 @@ export function createGatherer(bus: ServiceBus<'automations'>, options: { concur
           const window = windowOf(query, ask.website.timezone, now);
           const current = slotOf(ask, window, filters, query.funnel);
           if (query.metric) current.metrics.add(query.metric);
-          const previous = ask.previous.includes(name) ? slotOf(ask, previousWindowOf(window), filters, query.funnel) : null;
+          const previous = ask.previous.includes(name) ? slotOf(ask, previousWindowOf(window, ask.website.timezone), filters, query.funnel) : null;
           if (query.metric) previous?.metrics.add(query.metric);
           return { name, query, filters, current, previous };
         });
@@ -134,8 +145,23 @@ export function createGatherer(bus: ServiceBus<'automations'>, options: { concur
       });
 
       const queue = [...slots.values()];
+      const running = new Map<string, number>();
+      // The next query whose workspace is below its share; a worker that finds none stops (a busy
+      // workspace's own workers take its remaining queries).
+      const next = (): Slot | undefined => {
+        const i = queue.findIndex((s) => (running.get(s.workspace.id) ?? 0) < options.perWorkspace);
+        return i < 0 ? undefined : queue.splice(i, 1)[0];
+      };
       const worker = async (): Promise<void> => {
-        for (let slot = queue.shift(); slot; slot = queue.shift()) slot.result = await runSlot(bus, slot, options.timeoutMs);
+        for (let slot = next(); slot; slot = next()) {
+          const ws = slot.workspace.id;
+          running.set(ws, (running.get(ws) ?? 0) + 1);
+          try {
+            slot.result = await runInSlot(bus, options, slot);
+          } finally {
+            running.set(ws, (running.get(ws) ?? 1) - 1);
+          }
+        }
       };
       await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency, queue.length)) }, worker));
 
@@ -170,6 +196,17 @@ export function createGatherer(bus: ServiceBus<'automations'>, options: { concur
       return { results, stats: { asks: asks.length, figures: plans.reduce((n, p) => n + p.entries.length, 0), queries: slots.size } };
     },
   };
+}
+
+/** One query, holding one of the workspace's analytics slots while it runs. */
+async function runInSlot(bus: ServiceBus<'automations'>, options: GathererOptions, slot: Slot): Promise<Slot['result']> {
+  const lease = await options.slots.acquire(slot.workspace.id);
+  if (!lease) return { error: `the workspace's analytics queries stayed at their limit for ${Math.round(options.slots.waitMs / 1000)} s` };
+  try {
+    return await runSlot(bus, slot, options.timeoutMs);
+  } finally {
+    await lease.release();
+  }
 }
 
 async function runSlot(bus: ServiceBus<'automations'>, slot: Slot, timeoutMs: number): Promise<Slot['result']> {

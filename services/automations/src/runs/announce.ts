@@ -1,8 +1,17 @@
 // automation.ran, written to the outbox in the transaction that settles the run, so the change feed
-// hears of every run that reached its end, once per end.
+// hears of every run that reached its end, once per end; and the payload of automation.created|
+// updated|deleted, written with the change it announces.
 import type { Outbox, SqlExecutor } from '@sightline/kit';
-import type { AutomationRanV1 } from '@sightline/proto-schemas';
+import type { AutomationChangeV1, AutomationField, AutomationRanV1 } from '@sightline/proto-schemas';
+import type { AlertRow } from '../alerts/alerts.repo';
 import { deliveryCount, type RunRow } from './runs.repo';
+
+export function alertChange(alert: AlertRow, fields: AutomationField[], now: Date): AutomationChangeV1 {
+  return {
+    automation_id: alert.id, website_id: alert.website_id, workspace_id: alert.workspace_id, name: alert.name, status: alert.status, fields,
+    changed_at: now.toISOString(),
+  };
+}
 
 export async function announceRun(tx: SqlExecutor, outbox: Outbox<'automations'>, run: RunRow): Promise<void> {
   const alert = (await tx.query<{ name: string; website_id: string; workspace_id: string }>(

@@ -42,11 +42,13 @@ export interface DeliveryRow {
   sent_at: Date | null;
   created_at: Date;
   updated_at: Date;
+  /** An email already counted against its workspace's send budget (deliver/budget.ts). */
+  budget_counted: boolean;
 }
 
 const RUN_COLUMNS = `id::text AS id, automation_id::text AS automation_id, trigger, trigger_key, test, status, message, composed_by, compose_note, link, started_at, finished_at`;
 export const DELIVERY_COLUMNS = `id::text AS id, run_id::text AS run_id, automation_id::text AS automation_id, workspace_id, channel, recipient, status, attempts,
-  max_attempts, next_attempt_at, lease_owner, lease_until, attempt_started_at, last_error, provider_ref, sent_at, created_at, updated_at`;
+  max_attempts, next_attempt_at, lease_owner, lease_until, attempt_started_at, last_error, provider_ref, sent_at, created_at, updated_at, budget_counted`;
 
 export interface NewRun {
   automationId: string;

@@ -18,6 +18,7 @@ import { nextRunAfter } from '../spec/cron';
 import { pacingOf } from '../spec/spec';
 import type { CatalogType } from '../spec/event-catalog';
 import { periodStart } from '../events/events.consumers';
+import { funnelGoneReason, missingFunnel, pauseAlerts } from '../events/funnel-deleted';
 
 export interface TickStats {
   started_at: string;
@@ -122,6 +123,12 @@ async function runDue(deps: SchedulerDeps, alert: AlertRow, gathered: GatherResu
   const slot = alert.next_run_at as Date;
   const cron = alert.spec.trigger.kind === 'event' ? null : alert.spec.trigger.cron;
   const next = cron === null ? null : nextRunAfter(cron, alert.timezone, now);
+  const gone = missingFunnel(alert, gathered);
+  if (gone !== null) {
+    // Its funnel was deleted: paused with the reason (status_reason) rather than skipped silently at every cron time.
+    await pauseAlerts({ sql: deps.sql, outbox: deps.runs.outbox, logger: deps.logger }, [alert], (a) => funnelGoneReason(gone, now, a.timezone, 'missing'), now);
+    return 'skipped';
+  }
   if (gathered && !gathered.ok) {
     // The numbers could not be read: this cron time passes without a message (the log says why).
     deps.logger.warn({ automation: alert.id, error: gathered.error }, 'automations: gather failed; this cron time is skipped');

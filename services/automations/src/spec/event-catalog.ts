@@ -3,13 +3,16 @@
 // message payload here, so the catalog and what a filter sees cannot drift apart.
 import type { ConsumedBy, MessagePayloads } from '@sightline/proto-schemas';
 
-export type CatalogType = ConsumedBy<'automations'>;
+/** What event alerts can trigger on: every type automations consumes but funnel.deleted (which pauses alerts). */
+export type CatalogType = Exclude<ConsumedBy<'automations'>, 'funnel.deleted'>;
 export type FieldType = 'string' | 'number' | 'boolean';
 export type FieldValue = string | number | boolean | null;
 
 interface FieldDef<T extends CatalogType> {
   name: string;
   type: FieldType;
+  /** An amount in the event's currency (messages show it formatted in that currency). */
+  money?: true;
   description: string;
   read: (payload: MessagePayloads[T]) => FieldValue | undefined;
 }
@@ -45,7 +48,7 @@ const SAMPLE_AT = '2026-01-01T12:00:00.000Z';
 
 const dealFields = <T extends 'deal.created' | 'deal.stage_changed'>(): FieldDef<T>[] => [
   { name: 'name', type: 'string', description: 'Deal name.', read: (p) => p.name },
-  { name: 'amount', type: 'number', description: 'Deal amount.', read: (p) => num(p.amount) },
+  { name: 'amount', type: 'number', money: true, description: 'Deal amount.', read: (p) => num(p.amount) },
   { name: 'currency', type: 'string', description: 'Currency of the amount.', read: (p) => str(p.currency) },
   { name: 'stage_name', type: 'string', description: 'Stage as the CRM names it.', read: (p) => str(p.stage_name) },
   { name: 'stage_id', type: 'string', description: 'Stage id in the CRM.', read: (p) => str(p.stage_id) },
@@ -68,7 +71,7 @@ export const EVENT_CATALOG: Catalog = {
     fields: [
       { name: 'event_type', type: 'string', description: 'Event type (purchase, signup, ...).', read: (p) => p.event_type },
       { name: 'event_name', type: 'string', description: 'Event name.', read: (p) => str(p.event_name) },
-      { name: 'revenue', type: 'number', description: 'Revenue in major units.', read: (p) => num(p.revenue) },
+      { name: 'revenue', type: 'number', money: true, description: 'Revenue in major units.', read: (p) => num(p.revenue) },
       { name: 'currency', type: 'string', description: 'Currency of the revenue.', read: (p) => str(p.currency) },
       { name: 'origin', type: 'string', description: 'tracker, api or import.', read: (p) => p.origin ?? 'api' },
       { name: 'email_domain', type: 'string', description: 'Domain of the converter\'s email (the address itself is not offered).', read: (p) => domainOf(p.email) },
@@ -84,8 +87,8 @@ export const EVENT_CATALOG: Catalog = {
     description: 'A conversion\'s sales value, quote value or currency was written back (PATCH /contacts).',
     amount: { field: 'sales_value', currency: 'currency' },
     fields: [
-      { name: 'sales_value', type: 'number', description: 'Sales value after the change.', read: (p) => num(p.sales_value) },
-      { name: 'quote_value', type: 'number', description: 'Quote value after the change.', read: (p) => num(p.quote_value) },
+      { name: 'sales_value', type: 'number', money: true, description: 'Sales value after the change.', read: (p) => num(p.sales_value) },
+      { name: 'quote_value', type: 'number', money: true, description: 'Quote value after the change.', read: (p) => num(p.quote_value) },
       { name: 'currency', type: 'string', description: 'Currency after the change.', read: (p) => str(p.currency) },
       { name: 'changed', type: 'string', description: 'The fields that changed, comma-separated.', read: (p) => p.changes.map((c) => c.field).join(',') },
     ],
@@ -118,7 +121,7 @@ export const EVENT_CATALOG: Catalog = {
       { name: 'stage', type: 'string', description: 'Stage key (deal_won, mql, ...).', read: (p) => p.stage },
       { name: 'stage_raw', type: 'string', description: 'Stage as the CRM names it.', read: (p) => str(p.stage_raw) },
       { name: 'subject', type: 'string', description: 'contact or deal.', read: (p) => str(p.subject) },
-      { name: 'amount', type: 'number', description: 'Amount, when the milestone has one.', read: (p) => num(p.amount) },
+      { name: 'amount', type: 'number', money: true, description: 'Amount, when the milestone has one.', read: (p) => num(p.amount) },
       { name: 'currency', type: 'string', description: 'Currency of the amount.', read: (p) => str(p.currency) },
     ],
     link: (p) => (p.deal_id ? `/v1/deals/${p.deal_id}/journey` : p.conversion_id ? `/v1/contacts/${p.conversion_id}` : `/v1/metrics?metrics=milestones&stages=${encodeURIComponent(p.stage)}`),
@@ -193,4 +196,9 @@ export function eventCatalogView(): { type: string; description: string; fields:
       ...(type === 'conversion.created' ? [{ name: 'properties.<key>', type: 'string' as const, description: 'A free-form property sent with the conversion.' }] : []),
     ],
   }));
+}
+
+/** The fields of a type that hold amounts. */
+export function moneyFields(type: CatalogType): string[] {
+  return (EVENT_CATALOG[type].fields as FieldDef<CatalogType>[]).filter((f) => f.money).map((f) => f.name);
 }

@@ -54,6 +54,8 @@ export interface AutomationSpec {
   version: 1;
   trigger: Trigger;
   filters?: EventFilter[];
+  /** Event alerts: events that happened longer ago than this ("90m", "24h", "7d") are skipped (backfills). */
+  max_age?: string;
   gather?: Record<string, GatherQuery>;
   condition?: Condition;
   compose?: { template?: string; subject?: string; ai?: boolean };
@@ -62,3 +64,16 @@ export interface AutomationSpec {
 }
 
 export const pacingOf = (spec: AutomationSpec): PacingMode => spec.pacing?.mode ?? 'each';
+
+export const MAX_AGE_LIMIT_MS = 365 * 86_400_000;
+const DURATION = /^\s*(\d{1,6})\s*(m|h|d)\s*$/;
+const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** "90m", "24h", "7d" in milliseconds; null when it is not such a duration. */
+export function durationMs(text: string): number | null {
+  const match = DURATION.exec(text);
+  return match ? Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS] : null;
+}
+
+/** The age past which an event alert skips an event, or null when it takes every event. */
+export const maxAgeMsOf = (spec: AutomationSpec): number | null => (spec.max_age === undefined ? null : durationMs(spec.max_age));

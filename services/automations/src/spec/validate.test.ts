@@ -54,6 +54,34 @@ describe('validateSpec', () => {
     expect(fault({ ...base, extra: true })).toMatchObject({ kind: 'invalid-request', allowed: expect.arrayContaining(['trigger']) });
   });
 
+  it('refuses nested sections deeper than 4 at once, naming the limit (the 3^depth probe never renders)', () => {
+    const probe = (depth: number) => `${'{{#a}}'.repeat(depth)}x${'{{/a}}'.repeat(depth)}`;
+    expect(validateSpec({ ...base, compose: { template: probe(4) } }, ctx).compose).toEqual({ template: probe(4) });
+    const started = Date.now();
+    for (const depth of [5, 11, 330]) {
+      expect(fault({ ...base, compose: { template: probe(depth) } })).toMatchObject({
+        kind: 'invalid-request', message: expect.stringContaining(`nests sections ${depth} deep; at most 4 are allowed`), remediation: expect.stringContaining('at most 4'),
+      });
+    }
+    expect(fault({ ...base, compose: { subject: probe(5) } }).message).toMatch(/^compose.subject nests sections 5 deep/);
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it('takes max_age as minutes, hours or days on event alerts, and says how to write it otherwise', () => {
+    expect(validateSpec({ ...base, max_age: '24h' }, ctx).max_age).toBe('24h');
+    expect(validateSpec({ ...base, max_age: '1m' }, ctx).max_age).toBe('1m');
+    expect(validateSpec({ ...base, max_age: '365d' }, ctx).max_age).toBe('365d');
+    for (const bad of ['366d', '0m', '24', '1w', 'a day', 86400, '']) {
+      expect(fault({ ...base, max_age: bad })).toMatchObject({ kind: 'invalid-request', remediation: expect.stringContaining('"90m", "24h" or "7d"') });
+    }
+    expect(fault({ ...base, trigger: { kind: 'schedule', cron: '0 8 * * *' }, max_age: '24h' })).toMatchObject({ kind: 'unsupported-combination', message: expect.stringContaining('a schedule alert has none') });
+  });
+
+  it('puts the article by the noun: "An event alert", "A schedule alert"', () => {
+    expect(fault({ ...base, condition: { figure: 'x', op: 'lt', value: 1 } }).message).toMatch(/^An event alert has no condition/);
+    expect(fault({ ...base, trigger: { kind: 'schedule', events: ['conversion.created'] } }).message).toMatch(/^A schedule alert runs on its cron/);
+  });
+
   it('reads change against the previous period only with compare previous_period, per cent by default', () => {
     const threshold = (condition: unknown) => ({ ...base, trigger: { kind: 'threshold', cron: '0 * * * *' }, gather: { r: { metric: 'revenue' } }, condition });
     expect(validateSpec(threshold({ figure: 'r', op: 'lte', value: -20, compare: 'previous_period' }), ctx).condition).toEqual({ figure: 'r', op: 'lte', value: -20, compare: 'previous_period', change: 'percent' });

@@ -8,10 +8,11 @@ import {
   AUTOMATION_FILTER_OPS, AUTOMATION_TRIGGER_KINDS, CONDITION_CHANGES, CONDITION_COMPARES, CONDITION_OPS, DELIVERY_CHANNELS, DIMENSIONS,
   FILTER_DIMENSIONS, METRICS, PACING_MODES, type DimensionDefinition, type MetricName,
 } from '@sightline/proto-schemas';
+import { checkEmailRecipient } from '../deliver/recipients';
 import { checkCron } from './cron';
 import { CATALOG_TYPES, fieldNames, fieldTypeOf, isCatalogType, type CatalogType } from './event-catalog';
-import type { AutomationSpec, Condition, Destination, EventFilter, GatherQuery, Trigger } from './spec';
-import { checkTemplate } from '../compose/render';
+import { durationMs, MAX_AGE_LIMIT_MS, type AutomationSpec, type Condition, type Destination, type EventFilter, type GatherQuery, type Trigger } from './spec';
+import { checkTemplate, MAX_SECTION_DEPTH, sectionDepth } from '../compose/render';
 
 export const MAX_GATHER = 10;
 export const MAX_RECIPIENTS_PER_DESTINATION = 50;
@@ -33,11 +34,16 @@ export interface ValidationContext {
   now: Date;
   /** True when the operator configured a language model (compose.ai). */
   aiConfigured: boolean;
+  /** The operator's allow-list of recipient email domains (deliver/recipients.ts); null or absent: any domain. */
+  emailDomains?: readonly string[] | null;
 }
 
 const invalid = (detail: string, remediation: string, allowed?: readonly string[]): ProblemError =>
   new ProblemError('invalid-request', { detail, remediation, ...(allowed ? { allowed } : {}) });
 const unsupported = (detail: string, remediation: string): ProblemError => new ProblemError('unsupported-combination', { detail, remediation });
+
+/** "An event alert", "A schedule alert": the article goes by the noun's sound. */
+export const anAlert = (kind: string): string => `${/^[aeiou]/i.test(kind) ? 'An' : 'A'} ${kind} alert`;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
@@ -49,17 +55,18 @@ function only(obj: Record<string, unknown>, where: string, keys: readonly string
 
 export function validateSpec(raw: unknown, ctx: ValidationContext): AutomationSpec {
   if (!isObject(raw)) throw invalid('spec must be an object.', 'Send the spec as a JSON object with version, trigger and deliver.');
-  only(raw, 'spec', ['version', 'trigger', 'filters', 'gather', 'condition', 'compose', 'deliver', 'pacing']);
+  only(raw, 'spec', ['version', 'trigger', 'filters', 'max_age', 'gather', 'condition', 'compose', 'deliver', 'pacing']);
   if (raw['version'] !== 1) throw invalid(`spec.version ${JSON.stringify(raw['version'] ?? null)} is not supported.`, 'Set spec.version to 1.', ['1']);
   const trigger = readTrigger(raw['trigger'], ctx);
   const filters = raw['filters'] === undefined ? undefined : readFilters(raw['filters'], trigger);
+  const maxAge = raw['max_age'] === undefined ? undefined : readMaxAge(raw['max_age'], trigger);
   const gather = raw['gather'] === undefined ? undefined : readGather(raw['gather'], ctx);
   if (raw['condition'] !== undefined && trigger.kind !== 'threshold') {
-    throw unsupported(`A ${trigger.kind} alert has no condition; only threshold alerts compare a number.`, 'Remove condition, or use trigger.kind threshold with a cron.');
+    throw unsupported(`${anAlert(trigger.kind)} has no condition; only threshold alerts compare a number.`, 'Remove condition, or use trigger.kind threshold with a cron.');
   }
   const condition = raw['condition'] === undefined ? undefined : readCondition(raw['condition'], gather);
   const compose = raw['compose'] === undefined ? undefined : readCompose(raw['compose'], ctx);
-  const deliver = readDeliver(raw['deliver']);
+  const deliver = readDeliver(raw['deliver'], ctx);
   const pacing = raw['pacing'] === undefined ? undefined : readPacing(raw['pacing']);
 
   if (trigger.kind === 'threshold') {
@@ -80,6 +87,7 @@ export function validateSpec(raw: unknown, ctx: ValidationContext): AutomationSp
     version: 1,
     trigger,
     ...(filters && filters.length > 0 ? { filters } : {}),
+    ...(maxAge !== undefined ? { max_age: maxAge } : {}),
     ...(gather && Object.keys(gather).length > 0 ? { gather } : {}),
     ...(condition ? { condition } : {}),
     ...(compose ? { compose } : {}),
@@ -105,10 +113,10 @@ function readTrigger(raw: unknown, ctx: ValidationContext): Trigger {
     if (unknown !== undefined) throw invalid(`${JSON.stringify(unknown)} is not an event type of the catalog.`, 'Use event types listed in allowed.', CATALOG_TYPES);
     return { kind, events: [...new Set(events)] };
   }
-  if (raw['events'] !== undefined) throw unsupported(`A ${kind} alert runs on its cron; it takes no events.`, 'Remove trigger.events, or use kind event.');
+  if (raw['events'] !== undefined) throw unsupported(`${anAlert(kind)} runs on its cron; it takes no events.`, 'Remove trigger.events, or use kind event.');
   const cron = raw['cron'];
   if (typeof cron !== 'string' || cron.trim() === '') {
-    throw invalid(`A ${kind} alert needs trigger.cron.`, 'Add a cron in the website timezone, e.g. "0 8 * * *" for 08:00 every day.');
+    throw invalid(`${anAlert(kind)} needs trigger.cron.`, 'Add a cron in the website timezone, e.g. "0 8 * * *" for 08:00 every day.');
   }
   const check = checkCron(cron, ctx.timezone, ctx.now);
   if (!check.ok) throw invalid(`trigger.cron ${JSON.stringify(cron)} cannot be used: ${check.reason}.`, 'Write a cron that fires, e.g. "0 8 * * 1" for Mondays at 08:00 (website timezone).');
@@ -145,6 +153,19 @@ function readFilters(raw: unknown, trigger: Trigger): EventFilter[] {
     if (TEXT_OPS.has(op) && values[0] === '') throw invalid(`filters[${i}]: ${op} needs a non-empty value.`, 'Give the text to look for.');
     return { field, op: op as EventFilter['op'], values };
   });
+}
+
+/** spec.max_age: "90m", "24h", "7d" (1 minute to 365 days). */
+function readMaxAge(raw: unknown, trigger: Trigger): string {
+  if (trigger.kind !== 'event') throw unsupported(`max_age skips old events; ${anAlert(trigger.kind).toLowerCase()} has none.`, 'Remove max_age, or use trigger.kind event.');
+  const ms = typeof raw === 'string' ? durationMs(raw) : null;
+  if (ms === null || ms < 60_000 || ms > MAX_AGE_LIMIT_MS) {
+    throw invalid(
+      `spec.max_age ${JSON.stringify(raw)} is not a duration from 1 minute to 365 days.`,
+      'Write a whole number and a unit: m (minutes), h (hours) or d (days), e.g. "90m", "24h" or "7d".',
+    );
+  }
+  return (raw as string).replace(/\s+/g, '');
 }
 
 function readGather(raw: unknown, ctx: ValidationContext): Record<string, GatherQuery> {
@@ -237,7 +258,7 @@ function readCondition(raw: unknown, gather: Record<string, GatherQuery> | undef
 }
 
 function readCompose(raw: unknown, ctx: ValidationContext): NonNullable<AutomationSpec['compose']> {
-  if (!isObject(raw)) throw invalid('spec.compose must be an object {template, subject, ai}.', 'Write e.g. {"template": "{{event.event_name}}: {{event.revenue}}"}.');
+  if (!isObject(raw)) throw invalid('spec.compose must be an object {template, subject, ai}.', 'Write e.g. {"template": "{{event.event_name}}: {{event.amount}}"}.');
   only(raw, 'compose', ['template', 'subject', 'ai']);
   const out: NonNullable<AutomationSpec['compose']> = {};
   for (const key of ['template', 'subject'] as const) {
@@ -247,6 +268,14 @@ function readCompose(raw: unknown, ctx: ValidationContext): NonNullable<Automati
     if (typeof v !== 'string' || v.length > max) throw invalid(`compose.${key} must be a string of at most ${max} characters.`, `Shorten compose.${key}.`);
     const fault = checkTemplate(v);
     if (fault) throw invalid(`compose.${key} is not a valid Mustache template: ${fault}.`, 'Close every {{#section}} with {{/section}} and every {{ with }}.');
+    // Nested sections multiply (each repeats once per list item): bounded before anything is stored.
+    const depth = sectionDepth(v);
+    if (depth > MAX_SECTION_DEPTH) {
+      throw invalid(
+        `compose.${key} nests sections ${depth} deep; at most ${MAX_SECTION_DEPTH} are allowed (each section repeats what it holds once per list item).`,
+        `Nest at most ${MAX_SECTION_DEPTH} {{#section}}s inside one another; close a section before opening the next where you can.`,
+      );
+    }
     out[key] = v;
   }
   const ai = raw['ai'];
@@ -260,7 +289,7 @@ function readCompose(raw: unknown, ctx: ValidationContext): NonNullable<Automati
   return out;
 }
 
-function readDeliver(raw: unknown): Destination[] {
+function readDeliver(raw: unknown, ctx: ValidationContext): Destination[] {
   if (!Array.isArray(raw) || raw.length === 0) throw invalid('spec.deliver needs at least one destination {channel, to}.', 'Add e.g. {"channel": "email", "to": ["team@example.com"]}.');
   if (raw.length > 10) throw invalid(`spec.deliver has ${raw.length} destinations; at most 10 are allowed.`, 'Merge the recipients of one channel into one destination.');
   const byChannel = new Map<Destination['channel'], string[]>();
@@ -274,6 +303,7 @@ function readDeliver(raw: unknown): Destination[] {
     if (!isStringArray(to) || to.length === 0) throw invalid(`deliver[${i}].to must be a non-empty array of recipients.`, channel === 'email' ? 'List email addresses.' : 'List Slack channel ids (C…).');
     for (const r of to) {
       if (channel === 'email' && (r.length > 254 || !EMAIL.test(r))) throw invalid(`deliver[${i}]: ${JSON.stringify(r)} is not an email address.`, 'Give addresses as name@domain.');
+      if (channel === 'email') checkEmailRecipient(r, i, ctx.emailDomains);
       if (channel === 'chat' && !SLACK_CHANNEL_ID.test(r)) {
         throw invalid(`deliver[${i}]: ${JSON.stringify(r)} is not a Slack channel id.`, 'Give the channel id (C… or G…; in Slack: channel details, at the bottom), not its #name.');
       }
