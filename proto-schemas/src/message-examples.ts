@@ -165,6 +165,8 @@ export const MESSAGE_EXAMPLES: { [T in MessageType]: Required<MessagePayloads[T]
     workspace_id: WEBSITE.workspace_id,
     identity_id: CONVERSION.identity_id,
     email: 'ada@example.com',
+    phone: null,
+    ad_consent: null,
     click_ids: { gclid: 'abc' },
     event_name: 'order_completed',
     conversion_occurred_at: '2026-03-05T09:00:00.000Z',

@@ -199,6 +199,10 @@ export interface OutcomeWritebackRequestedV1 {
   workspace_id: string;
   identity_id: string | null;
   email: string | null;
+  /** Optional: the contact's phone as entered (hashed by crm-sync before any ad platform sees it). */
+  phone?: string | null;
+  /** Optional: consent for ad personalisation; 'denied' is never sent to an ad platform. */
+  ad_consent?: 'granted' | 'denied' | null;
   click_ids: Record<string, string>;
   event_name: string | null;
   conversion_occurred_at: string;
@@ -207,7 +211,7 @@ export interface OutcomeWritebackRequestedV1 {
   requested_by: string;
 }
 
-export type WritebackTarget = 'crm' | 'google_ads' | 'meta_ads';
+export type WritebackTarget = 'crm' | 'google_ads' | 'meta_ads' | 'linkedin_ads';
 export type WritebackStatus = 'pending' | 'done' | 'failed' | 'dead' | 'skipped';
 
 /** Where one write-back stands at one destination (crm-sync publishes; contacts shows it). */

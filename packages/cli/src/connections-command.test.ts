@@ -1,6 +1,9 @@
 // The connections command's pieces that need no running instance: the table, the credentials
 // it sends, and crm-sync's options from the environment.
-import { connectionsTable, credentialsOf, type ConnectionRow } from './connections-command';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { adConnectionRequest, connectionsTable, credentialsOf, statusLines, statusTable, type AdConnectionRow, type ConnectionRow } from './connections-command';
 import { loadConfig, sectionOf } from '@sightline/kit';
 import { CRM_SYNC_SETTINGS, SETTINGS_SECTIONS } from './settings';
 
@@ -10,6 +13,14 @@ const row: ConnectionRow = {
   id: '3f1c9a52-5b7e-4d2a-9c1e-0a7b6c5d4e3f', website_id: '9b2f0c1d-1e2f-4a3b-8c4d-5e6f7a8b9c0d', provider: 'hubspot', status: 'active',
   health: 'failing', sync_in_progress: false, synced_through: '2026-03-05T09:00:00.000Z', last_success_at: '2026-03-05T09:02:00.000Z',
   last_error: 'HubSpot GET /crm/v3/objects/deals answered 401 INVALID_AUTHENTICATION', last_error_at: '2026-03-05T10:00:00.000Z', last_sync_records: 14,
+};
+
+const adRow: AdConnectionRow = {
+  website_id: row.website_id, platform: 'linkedin_ads', workspace_id: 'ws', settings: { conversion_rule_id: '104001' }, status: 'active', updated_at: '2026-11-27T00:00:00.000Z',
+  api_version: null, api_version_in_use: '202603', last_pull_at: '2026-11-27T06:00:00.000Z', last_pull_rows: 412,
+  last_pull_error: 'LinkedIn 401 REVOKED_ACCESS_TOKEN', last_pull_error_at: '2026-11-27T12:00:00.000Z', next_pull_at: '2026-11-27T12:30:00.000Z',
+  last_push_at: '2026-11-27T09:00:00.000Z', pushes: { done: 4, waiting: 1, dead: 1 }, next_retry_at: '2026-11-27T11:05:00.000Z',
+  last_rejection: 'conversionHappenedAt is more than 90 days ago', last_rejection_at: '2026-11-27T10:00:00.000Z',
 };
 
 describe('sightline connections', () => {
@@ -29,6 +40,44 @@ describe('sightline connections', () => {
     expect(() => credentialsOf({})).toThrow(/exactly one/);
     expect(() => credentialsOf({ token: 'a', credentials: '{}' })).toThrow(/exactly one/);
     expect(() => credentialsOf({ credentials: '[1]' })).toThrow(/JSON object/);
+  });
+
+  it('builds each ad platform\'s credentials and settings from its flags', () => {
+    expect(adConnectionRequest('google-ads', { token: 'ya29.a', refreshToken: '1//r', customerId: '123-456-7890', loginCustomerId: '111-222-3333', conversionActionId: '42' })).toEqual({
+      platform: 'google_ads', credentials: { access_token: 'ya29.a', refresh_token: '1//r' },
+      settings: { customer_id: '123-456-7890', login_customer_id: '111-222-3333', conversion_action_id: '42' }, api_version: null,
+    });
+    expect(adConnectionRequest('google-ads', { token: 't', developerToken: 'dev', customerId: '1', apiVersion: 'v25' })).toMatchObject({ credentials: { access_token: 't', developer_token: 'dev' }, api_version: 'v25' });
+    expect(adConnectionRequest('meta-ads', { credentials: '{"access_token":"EAAB"}', adAccountId: 'act_1', pixelId: '555000' })).toEqual({
+      platform: 'meta_ads', credentials: { access_token: 'EAAB' }, settings: { ad_account_id: 'act_1', pixel_id: '555000' }, api_version: null,
+    });
+    const tokenFile = join(mkdtempSync(join(tmpdir(), 'sightline-cli-')), 'token');
+    writeFileSync(tokenFile, 'AQX-linkedin\n');
+    expect(adConnectionRequest('linkedin-ads', { tokenFile, adAccountId: '5080001', conversionRuleId: ['104001', '104002'], settings: '{"send":[{"stage":"deal_won"}]}' })).toEqual({
+      platform: 'linkedin_ads', credentials: { access_token: 'AQX-linkedin' },
+      settings: { send: [{ stage: 'deal_won' }], ad_account_id: '5080001', conversion_rule_id: '104001', conversion_rule_ids: ['104001', '104002'] }, api_version: null,
+    });
+    expect(() => adConnectionRequest('google-ads', { customerId: '1' })).toThrow(/access token is missing/);
+    expect(() => adConnectionRequest('google-ads', { token: 't' })).toThrow(/--customer-id is required/);
+    expect(() => adConnectionRequest('meta-ads', { token: 't' })).toThrow(/--ad-account-id or --pixel-id/);
+    expect(() => adConnectionRequest('linkedin-ads', { token: 't', tokenFile })).toThrow(/at most one/);
+    expect(() => adConnectionRequest('linkedin-ads', { token: 't', settings: '[]' })).toThrow(/--settings must be a JSON object/);
+  });
+
+  it('lists CRM and ad connections together: last pull and push, rows, last error, next retry', () => {
+    const lines = statusLines([row], [adRow, { ...adRow, platform: 'google_ads', last_pull_error: null, next_pull_at: null, last_rejection: null, pushes: { done: 1, waiting: 0, dead: 0 }, next_retry_at: null, api_version_in_use: 'v26' }]);
+    expect(lines.map((l) => [l.kind, l.platform, l.health, l.next_retry_at, l.last_error])).toEqual([
+      ['crm', 'hubspot', 'failing', null, 'HubSpot GET /crm/v3/objects/deals answered 401 INVALID_AUTHENTICATION'],
+      ['ads', 'linkedin_ads', 'failing', '2026-11-27T11:05:00.000Z', 'pull: LinkedIn 401 REVOKED_ACCESS_TOKEN'],
+      ['ads', 'google_ads', 'ok', null, null],
+    ]);
+    const [header, , linkedin] = statusTable(lines).split('\n');
+    expect(header).toMatch(/^KIND\s+WEBSITE\s+PLATFORM\s+HEALTH\s+LAST PULL\s+ROWS\s+LAST PUSH\s+NEXT RETRY\s+API\s+LAST ERROR$/);
+    expect(linkedin).toContain('412');
+    expect(linkedin).toContain('2026-11-27T09:00:00Z');
+    expect(linkedin).toContain('202603');
+    expect(header!.indexOf('NEXT RETRY')).toBe(linkedin!.indexOf('2026-11-27T11:05:00Z'));
+    expect(statusTable([])).toMatch(/no connections/);
   });
 
   it("reads crm-sync's options from its section of the one configuration, naming a bad variable", () => {

@@ -29,6 +29,11 @@ export const CRM_SYNC_SETTINGS: ConfigSection<CrmSyncOptions> = {
     SIGHTLINE_HUBSPOT_URL: { schema: httpUrl, description: "HubSpot's API base URL (tests point it at a local server)." },
     SIGHTLINE_GOOGLE_ADS_URL: { schema: httpUrl, description: "Google Ads API base URL for offline conversion uploads." },
     SIGHTLINE_META_ADS_URL: { schema: httpUrl, description: "Meta's Graph API base URL for Conversions API uploads." },
+    SIGHTLINE_LINKEDIN_ADS_URL: { schema: httpUrl, description: "LinkedIn's Marketing API base URL (adAnalytics, conversions)." },
+    SIGHTLINE_GOOGLE_OAUTH_URL: { schema: httpUrl, description: "Google's OAuth 2.0 token endpoint base URL (access tokens minted from a Google Ads account's refresh token). Default https://oauth2.googleapis.com." },
+    SIGHTLINE_AD_SPEND_PULL_CRON: { schema: { type: 'string', pattern: '^\\S+( \\S+){4,5}$' }, description: 'When ad spend is pulled from every connected ad account: a cron of 5 or 6 fields. Default hourly (minute 7).' },
+    SIGHTLINE_AD_SPEND_COST_DAYS: { schema: { type: 'integer', minimum: 1, maximum: 365 }, description: 'Days of cost every spend pull re-reads (today included). Default 3; an account setting spend_cost_days overrides it.' },
+    SIGHTLINE_AD_SPEND_CONVERSION_DAYS: { schema: { type: 'integer', minimum: 1, maximum: 365 }, description: 'Days re-read once a day for conversions the platforms attribute late. Default 30; an account setting spend_conversion_days overrides it.' },
   },
   build(values) {
     const options: CrmSyncOptions = {};
@@ -44,7 +49,15 @@ export const CRM_SYNC_SETTINGS: ConfigSection<CrmSyncOptions> = {
     const meta = text('SIGHTLINE_META_ADS_URL');
     if (google !== undefined) ads['google_ads'] = trimSlash(google);
     if (meta !== undefined) ads['meta_ads'] = trimSlash(meta);
+    const linkedin = text('SIGHTLINE_LINKEDIN_ADS_URL');
+    if (linkedin !== undefined) ads['linkedin_ads'] = trimSlash(linkedin);
+    const googleOauth = text('SIGHTLINE_GOOGLE_OAUTH_URL');
+    if (googleOauth !== undefined) ads['google_oauth'] = trimSlash(googleOauth);
     if (Object.keys(ads).length > 0) options.adPlatformUrls = ads;
+    const spendCron = text('SIGHTLINE_AD_SPEND_PULL_CRON');
+    if (spendCron !== undefined) options.adSpendPullCron = spendCron;
+    if (values['SIGHTLINE_AD_SPEND_COST_DAYS'] !== undefined) options.adSpendCostDays = Number(values['SIGHTLINE_AD_SPEND_COST_DAYS']);
+    if (values['SIGHTLINE_AD_SPEND_CONVERSION_DAYS'] !== undefined) options.adSpendConversionDays = Number(values['SIGHTLINE_AD_SPEND_CONVERSION_DAYS']);
     return options;
   },
 };

@@ -1104,10 +1104,10 @@ export interface components {
             /** @description Where the write-back of the latest outcome change stands at each destination: the connected CRM, and the Google Ads / Meta offline conversion uploads (only those the change concerned). One entry per destination, latest request first wins; empty until a change was written through PATCH. Updated asynchronously: the PATCH answer still shows the previous state. */
             writeback: ({
                 /**
-                 * @description crm: the website's connected CRM; google_ads / meta_ads: offline conversion upload.
+                 * @description crm: the website's connected CRM; google_ads / meta_ads / linkedin_ads: offline conversion upload.
                  * @enum {string}
                  */
-                target: "crm" | "google_ads" | "meta_ads";
+                target: "crm" | "google_ads" | "meta_ads" | "linkedin_ads";
                 /**
                  * @description pending: queued; done: written; failed: the last attempt failed and another is scheduled (next_attempt_at); dead: given up (an operator can retry it); skipped: deliberately not written, `detail` says why (for example "no CRM connected").
                  * @enum {string}

@@ -96,6 +96,11 @@ export interface ModuleLifecycle {
   start?: () => Promise<void>;
   /** Runs after consumers drained, before stores close. */
   stop?: () => Promise<void>;
+  /**
+   * Conditions an operator should see on /readyz without the process being taken out of service
+   * (an API version nearing its sunset): listed under `warnings`, never turning the answer into a 503.
+   */
+  readinessDetails?: () => string[] | Promise<string[]>;
 }
 
 export type ModuleInstance<S extends ServiceName = ServiceName> = ModuleLifecycle & RpcPart<S> & ConsumersPart<S>;

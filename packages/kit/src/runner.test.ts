@@ -176,6 +176,32 @@ describe('module runner', () => {
     await stopping;
     await expect(readyz()).rejects.toThrow();
   });
+
+  it('lists a module\'s readiness details under warnings on /readyz without answering 503', async () => {
+    const adminPort = await freePort();
+    let details: () => string[] = () => ['google_ads v26 reaches its sunset on 2027-11-01 (12 days left)'];
+    const warned = defineStandIn({
+      name: 'attribution',
+      needs: {},
+      async create() {
+        return { readinessDetails: () => details() };
+      },
+    });
+    const proc = await startModules({ config: loadConfig({ ...configEnv(), SIGHTLINE_ADMIN_PORT: String(adminPort) }), modules: [warned], logger: silent() });
+    try {
+      const readyz = async () => {
+        const r = await fetch(`http://127.0.0.1:${adminPort}/readyz`);
+        return { status: r.status, body: (await r.json()) as { problems: string[]; warnings: string[] } };
+      };
+      expect(await readyz()).toEqual({ status: 200, body: expect.objectContaining({ status: 'ready', problems: [], warnings: ['attribution: google_ads v26 reaches its sunset on 2027-11-01 (12 days left)'] }) });
+      details = () => {
+        throw new Error('broken');
+      };
+      expect(await readyz()).toEqual({ status: 200, body: expect.objectContaining({ warnings: ['attribution: readiness details unavailable'] }) });
+    } finally {
+      await proc.stop();
+    }
+  });
 });
 
 async function waitUntil(probe: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {

@@ -26,7 +26,7 @@ import { requestIdMiddleware, requestIdOf } from './http/request-id';
 import { createStoreProvider, type StoreProvider } from './stores';
 import type { ClickHouseStore, KvStore, SqlStore } from './stores/types';
 import { httpSpans } from './telemetry/http-spans';
-import { memoizeFor, polledGauge, registerCacheSize } from './telemetry/metric-families';
+import { memoizeFor, polledGauge, registerCacheSize, withTimeout } from './telemetry/metric-families';
 import { storeHealth } from './telemetry/store-health';
 import { instrumentClickHouse, instrumentKv, instrumentSql, registerStoreFamilies } from './telemetry/store-telemetry';
 import { startTracing } from './telemetry/tracing';
@@ -208,7 +208,8 @@ export async function startModules(options: StartOptions): Promise<RunningProces
         ...consumersDown.map((name) => `${name}: a consumer is not subscribed`),
         ...storesDown,
       ];
-      res.status(problems.length === 0 ? 200 : 503).json({ status: problems.length === 0 ? 'ready' : 'not-ready', problems, modules: started.map((s) => s.module.name) });
+      const warnings = (await Promise.all(started.map((s) => readinessWarnings(s, logger)))).flat();
+      res.status(problems.length === 0 ? 200 : 503).json({ status: problems.length === 0 ? 'ready' : 'not-ready', problems, warnings, modules: started.map((s) => s.module.name) });
     });
     // The scrape shows queue names, tenants' cache sizes and traffic: it needs the metrics token (or the admin token).
     adminApp.get('/metrics', requestIdMiddleware, tokenGuard([settings.metricsToken, settings.adminToken], 'metrics'), (_req, res, next) => {
@@ -349,6 +350,18 @@ function queueGauges(metrics: Registry, bus: Bus, pollMs: number): { watch(servi
       consumers.add(async () => (await read()).map((q) => ({ labels: { service, queue: q.queue }, value: q.consumers })));
     },
   };
+}
+
+/** A module's /readyz warnings, each prefixed with its name; one that fails (or takes over a second) to answer says so instead. */
+async function readinessWarnings(started: StartedModule, logger: Logger): Promise<string[]> {
+  const details = started.instance.readinessDetails;
+  if (!details) return [];
+  try {
+    return (await withTimeout(Promise.resolve(details()), 1000, 'readiness details')).map((detail) => `${started.module.name}: ${detail}`);
+  } catch (error) {
+    logger.warn({ err: error, module: started.module.name }, 'readiness details failed');
+    return [`${started.module.name}: readiness details unavailable`];
+  }
 }
 
 /**

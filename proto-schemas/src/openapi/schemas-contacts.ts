@@ -96,7 +96,7 @@ export const contactSchemas: Record<string, Schema> = {
           type: 'object',
           required: ['target', 'status', 'detail', 'attempts', 'request_id', 'requested_at', 'updated_at'],
           properties: {
-            target: enumOf(['crm', 'google_ads', 'meta_ads'], 'crm: the website\'s connected CRM; google_ads / meta_ads: offline conversion upload.'),
+            target: enumOf(['crm', 'google_ads', 'meta_ads', 'linkedin_ads'], 'crm: the website\'s connected CRM; google_ads / meta_ads / linkedin_ads: offline conversion upload.'),
             status: enumOf(
               ['pending', 'done', 'failed', 'dead', 'skipped'],
               'pending: queued; done: written; failed: the last attempt failed and another is scheduled (next_attempt_at); dead: given up (an operator can retry it); skipped: deliberately not written, `detail` says why (for example "no CRM connected").',

@@ -11,6 +11,8 @@ export interface ContactRow {
   email: string | null;
   phone: string | null;
   name: string | null;
+  /** Consent for ad personalisation from the conversion's properties (`ad_consent`); null: unknown. */
+  ad_consent: 'granted' | 'denied' | null;
   event_type: string;
   event_name: string | null;
   occurred_at: Date;
@@ -60,7 +62,7 @@ export interface StoredReply {
   response: unknown;
 }
 
-const SELECT_CONTACT = `SELECT c.id::text AS id, c.workspace_id, c.website_id, c.identity_id, c.email, c.phone, c.name,
+const SELECT_CONTACT = `SELECT c.id::text AS id, c.workspace_id, c.website_id, c.identity_id, c.email, c.phone, c.name, c.ad_consent,
   c.event_type, c.event_name, c.occurred_at,
   to_char(c.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS sort_at,
   c.click_ids, c.status, c.sales_value::text AS sales_value, c.quote_value::text AS quote_value, c.currency, c.notes,
@@ -115,6 +117,12 @@ function nameFrom(properties: Record<string, unknown>): string | null {
   return full === '' ? null : full.slice(0, 200);
 }
 
+/** The contact's consent for ad personalisation, when the conversion's properties state it ("granted" / "denied"). */
+function adConsentFrom(properties: Record<string, unknown>): 'granted' | 'denied' | null {
+  const value = properties['ad_consent'];
+  return value === 'granted' || value === 'denied' ? value : null;
+}
+
 function clickIdsFrom(properties: Record<string, unknown>): Record<string, string> {
   const raw = properties['click_ids'];
   if (typeof raw !== 'object' || raw === null) return {};
@@ -130,13 +138,14 @@ export class ContactsRepo {
       const identity = conversion.identity_id === null ? null : await this.survivingIdentity(tx, conversion.workspace_id, conversion.identity_id);
       const inserted = await tx.query(
         `INSERT INTO contacts (id, workspace_id, website_id, identity_id, anonymous_id, email, phone, name, event_type, event_name,
-           occurred_at, click_ids, sales_value, currency)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $14)
+           occurred_at, click_ids, sales_value, currency, ad_consent)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $14, $15)
          ON CONFLICT (id) DO NOTHING RETURNING id`,
         [
           conversion.conversion_id, conversion.workspace_id, conversion.website_id, identity, conversion.anonymous_id,
           conversion.email, conversion.phone, nameFrom(conversion.properties), conversion.event_type, conversion.event_name,
           new Date(conversion.occurred_at), JSON.stringify(clickIdsFrom(conversion.properties)), conversion.revenue, conversion.currency,
+          adConsentFrom(conversion.properties),
         ],
       );
       if (inserted.rowCount === 0) return false;

@@ -75,6 +75,8 @@ export async function writeOutcome(tx: SqlExecutor, repo: ContactsRepo, write: O
       workspace_id: row.workspace_id,
       identity_id: updated.identity_id,
       email: updated.email,
+      phone: updated.phone,
+      ad_consent: updated.ad_consent,
       click_ids: updated.click_ids,
       event_name: updated.event_name,
       conversion_occurred_at: updated.occurred_at.toISOString(),

@@ -17,7 +17,7 @@ export interface WritebackStatusRow {
   updated_at: Date;
 }
 
-const TARGET_ORDER: readonly WritebackTarget[] = ['crm', 'google_ads', 'meta_ads'];
+const TARGET_ORDER: readonly WritebackTarget[] = ['crm', 'google_ads', 'meta_ads', 'linkedin_ads'];
 
 export async function recordWritebackStatus(db: SqlExecutor, status: OutcomeWritebackUpdatedV1): Promise<void> {
   await db.query(

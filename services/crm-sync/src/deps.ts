@@ -6,12 +6,18 @@ import type { Logger } from 'pino';
 export interface CrmSyncOptions {
   /** Base URL per provider API, e.g. { hubspot: 'https://api.hubapi.com' }; tests point them at local servers. */
   providerUrls?: Record<string, string>;
-  /** Base URL per ad-platform API for offline conversion uploads (google_ads, meta_ads). */
+  /** Base URL per ad-platform API for offline conversion uploads (google_ads, meta_ads, linkedin_ads: https://api.linkedin.com, without /rest). */
   adPlatformUrls?: Record<string, string>;
   /** Secret that seals connection credentials (AES-256-GCM); default derived from the runtime's secrets. */
   credentialsKey?: string;
   /** Cron of the scheduled sync of every active connection; default every 15 minutes. */
   syncCron?: string;
+  /** Cron of the spend pull of every active ad account (ads/spend); default hourly. */
+  adSpendPullCron?: string;
+  /** Days of cost every spend pull re-reads (a setting per account overrides it); default 3. */
+  adSpendCostDays?: number;
+  /** Days re-read once a day for conversions the platforms attribute late; default 30. */
+  adSpendConversionDays?: number;
 }
 
 export interface CrmSyncDeps {

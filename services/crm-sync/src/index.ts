@@ -9,6 +9,8 @@ import { createOutbox, defineModule, type RunnableModule } from '@sightline/kit'
 import type { CrmSyncDeps, CrmSyncOptions } from './deps';
 import { importAdminRoutes } from './imports/imports.admin';
 import { registerCrmSyncMetrics } from './metrics';
+import { sunsetMessage, sunsetWarnings } from './ads/api-versions';
+import { spendParts } from './ads/spend/spend.parts';
 import { readRpcHandlers } from './reads/reads.rpc';
 import { syncParts } from './sync/sync.parts';
 import { writebackParts } from './writeback/writeback.parts';
@@ -24,21 +26,28 @@ export function createCrmSyncModule(options: CrmSyncOptions = {}): RunnableModul
       const deps: CrmSyncDeps = { sql, outbox, bus: ctx.bus, logger: ctx.logger, settings: ctx.settings, options };
       const sync = syncParts(deps);
       const writeback = writebackParts(deps);
+      const spend = spendParts(deps);
       return {
         rpc: readRpcHandlers(deps),
         consumers: writeback.consumers,
-        schedules: [...(sync.schedules ?? []), ...writeback.schedules],
+        schedules: [...(sync.schedules ?? []), ...writeback.schedules, ...spend.schedules],
         adminRoutes(router) {
           sync.adminRoutes?.(router);
           importAdminRoutes(router, deps);
           writeback.adminRoutes(router);
+          spend.adminRoutes(router);
         },
         async start() {
+          // One line per ad-platform API version within 60 days of its sunset (or past it).
+          for (const warning of sunsetWarnings(new Date())) ctx.logger.warn({ api: warning.api, version: warning.version, sunset: warning.sunset, days_left: warning.daysLeft }, sunsetMessage(warning));
           outbox.start();
           await sync.start?.();
+          await spend.start();
         },
+        readinessDetails: () => sunsetWarnings(new Date()).map(sunsetMessage),
         async stop() {
           await sync.stop?.();
+          await spend.stop();
           await writeback.stop();
           await outbox.stop();
         },

@@ -249,10 +249,13 @@ function eventProblem(raw: unknown, now: number): string | null {
   if (typeof user !== 'object' || user === null || Array.isArray(user)) return 'user_data is required';
   const u = user as Record<string, unknown>;
   if (!USER_KEYS.some((k) => u[k] !== undefined)) return 'user_data needs at least one customer information parameter';
-  if (u['em'] !== undefined) {
-    const values = Array.isArray(u['em']) ? u['em'] : [u['em']];
-    if (!values.every((v) => typeof v === 'string' && HASHED.test(v))) return 'user_data.em must be SHA-256 hashes (64 lower-case hex characters)';
+  for (const key of ['em', 'ph', 'fn', 'ln', 'ct', 'st', 'zp', 'country', 'ge', 'db']) {
+    if (u[key] === undefined) continue;
+    const values = Array.isArray(u[key]) ? u[key] : [u[key]];
+    if (!values.every((v) => typeof v === 'string' && HASHED.test(v))) return `user_data.${key} must be SHA-256 hashes (64 lower-case hex characters)`;
   }
+  // fbp (the browser id) is sent as set, never hashed.
+  if (u['fbp'] !== undefined && (typeof u['fbp'] !== 'string' || !/^fb\.\d\.\d{13}\.\d+$/.test(u['fbp']))) return 'user_data.fbp must look like fb.1.<creation time ms>.<random number> (not hashed)';
   if (u['fbc'] !== undefined && (typeof u['fbc'] !== 'string' || !/^fb\.\d\.\d{13}\..+$/.test(u['fbc']))) return 'user_data.fbc must look like fb.1.<creation time ms>.<fbclid>';
   const custom = event['custom_data'];
   if (custom !== undefined) {

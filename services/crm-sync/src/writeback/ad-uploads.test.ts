@@ -4,8 +4,8 @@ import { MESSAGE_EXAMPLES, type OutcomeWritebackRequestedV1 } from '@sightline/p
 import { googleError, googlePartialFailure, metaError, startAdPlatformsServer, type AdPlatformsServer } from '../../test/ad-platforms-server';
 import { ProviderError } from '../connectors/connector';
 import { conversionSignal } from './conversion';
-import { googleUploadBody, parseGoogleAdsSettings, uploadClickConversions, type GoogleUploadBody } from './google-ads';
-import { metaEventsBody, parseMetaAdsSettings, sendServerEvents, type MetaEventsBody } from './meta-ads';
+import { GOOGLE_ADS_API_VERSION, googleUploadBody, parseGoogleAdsSettings, uploadClickConversions, type GoogleUploadBody } from './google-ads';
+import { META_GRAPH_VERSION, metaEventsBody, parseMetaAdsSettings, sendServerEvents, type MetaEventsBody } from './meta-ads';
 
 const GOOGLE_CREDENTIALS = { access_token: 'google-token', developer_token: 'google-developer-token' };
 const META_CREDENTIALS = { access_token: 'meta-token' };
@@ -59,7 +59,7 @@ describe('ad-platform uploads against the stand-in servers', () => {
       const result = await upload(body);
       expect(result.detail).toContain('uploaded to Google Ads customer 1234567890');
       const recorded = server.google.requests.at(-1)!;
-      expect(recorded.path).toBe('/v22/customers/1234567890:uploadClickConversions');
+      expect(recorded.path).toBe(`/${GOOGLE_ADS_API_VERSION}/customers/1234567890:uploadClickConversions`);
       expect(recorded.headers).toMatchObject({ authorization: 'Bearer google-token', 'developer-token': 'google-developer-token', 'login-customer-id': '1112223333' });
       expect(server.google.accepted.at(-1)).toEqual(body.conversions[0]);
     });
@@ -122,7 +122,7 @@ describe('ad-platform uploads against the stand-in servers', () => {
       const result = await send(body);
       expect(result.detail).toContain('sent to Meta pixel 555000 as Purchase');
       const recorded = server.meta.requests.at(-1)!;
-      expect(recorded.path).toBe('/v21.0/555000/events');
+      expect(recorded.path).toBe(`/${META_GRAPH_VERSION}/555000/events`);
       expect(recorded.body).toMatchObject({ access_token: 'meta-token', test_event_code: 'TEST123' });
       expect(server.meta.events.at(-1)).toEqual(body.data[0]);
     });

@@ -6,6 +6,8 @@
 //   - the value sent is the contact's sales_value when above 0, else none (the platform then uses
 //     the conversion action's default value); the currency is the contact's, else the account's.
 // Whether the platform's click id is present is checked per platform (google-ads.ts, meta-ads.ts).
+// Stage rules ("send" setting, parseSendRules) extend this per account: which of tracked
+// conversions and stage milestones go to it, each with its value source and currency.
 import type { OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
 
 export const DEFAULT_CONVERSION_STATUSES = ['won', 'customer'] as const;
@@ -14,7 +16,42 @@ export interface SharedUploadSettings {
   conversion_statuses: string[];
   /** Currency for a value when the contact has none (ISO 4217), else null. */
   currency: string | null;
+  /** Which outcomes go to this account (setting "send"); default: tracked conversions only. */
+  send: SendRule[];
 }
+
+/**
+ * Where a sent value comes from: the contact's sales_value or quote_value (sent when above 0), a
+ * fixed amount, or null (no value: the platform uses its own default for the conversion action).
+ */
+export type ValueSource = 'sales_value' | 'quote_value' | number | null;
+
+/**
+ * One line of an account's "send" setting. `conversion` is a tracked conversion as
+ * conversionSignal() decides; `stage` is a stage milestone: a change that sets the contact's
+ * status or CRM lifecycle stage to `stage` (compared as a key: lower case, runs of other characters
+ * as "_", so "Deal Won" matches "deal_won"). `conversion_action` names the platform's own target for
+ * this rule (Google: a conversion action id; Meta and LinkedIn: their event / rule name), else
+ * the account's default.
+ */
+export interface SendRule {
+  outcome: 'conversion' | 'stage';
+  stage: string | null;
+  value: ValueSource;
+  currency: string | null;
+  conversion_action: string | null;
+}
+
+/** One outcome to send to one platform: idempotent per (platform, conversion, key). */
+export interface PlannedSend extends ConversionSignal {
+  /** "conversion" or "stage:<stage>". */
+  key: string;
+  outcome: 'conversion' | 'stage';
+  stage: string | null;
+  conversion_action: string | null;
+}
+
+export const DEFAULT_SEND_RULES: readonly SendRule[] = [{ outcome: 'conversion', stage: null, value: 'sales_value', currency: null, conversion_action: null }];
 
 export interface ConversionSignal {
   value: number | null;
@@ -42,6 +79,60 @@ export function conversionSignal(request: OutcomeWritebackRequestedV1, changedAt
   if (!sold && !converted) return null;
   const value = request.current.sales_value !== null && request.current.sales_value > 0 ? request.current.sales_value : null;
   return { value, currency: request.current.currency ?? settings.currency, at: changedAt };
+}
+
+/** A stage or status as a comparable key: "Deal Won" → "deal_won". */
+export const stageKey = (text: string): string => text.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
+
+function sentValue(request: OutcomeWritebackRequestedV1, source: ValueSource): number | null {
+  if (source === null) return null;
+  if (typeof source === 'number') return source;
+  const value = request.current[source];
+  return value !== null && value > 0 ? value : null;
+}
+
+/**
+ * The outcomes of one request the account's rules send, in rule order, one per key. A contact
+ * marked spam sends nothing. A stage matches a change that sets `status` or `lifecycle_stage_raw`.
+ */
+export function plannedSends(request: OutcomeWritebackRequestedV1, changedAt: Date, settings: SharedUploadSettings): PlannedSend[] {
+  if (request.current.is_spam) return [];
+  const reached = new Set(
+    request.changes
+      .filter((c) => (c.field === 'status' || c.field === 'lifecycle_stage_raw') && typeof c.new_value === 'string' && c.new_value !== '')
+      .map((c) => stageKey(c.new_value as string)),
+  );
+  const sends: PlannedSend[] = [];
+  const seen = new Set<string>();
+  for (const rule of settings.send) {
+    let key: string;
+    if (rule.outcome === 'conversion') {
+      if (conversionSignal(request, changedAt, settings) === null) continue;
+      key = 'conversion';
+    } else {
+      if (rule.stage === null || !reached.has(rule.stage)) continue;
+      key = `stage:${rule.stage}`;
+    }
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const value = sentValue(request, rule.value);
+    sends.push({
+      key,
+      outcome: rule.outcome,
+      stage: rule.stage,
+      conversion_action: rule.conversion_action,
+      value,
+      currency: value === null ? null : rule.currency ?? request.current.currency ?? settings.currency,
+      at: changedAt,
+    });
+  }
+  return sends;
+}
+
+/** The request's consent for ad personalisation (optional field `ad_consent`); null when unknown. */
+export function adConsent(request: OutcomeWritebackRequestedV1): 'granted' | 'denied' | null {
+  const consent = request.ad_consent;
+  return consent === 'granted' || consent === 'denied' ? consent : null;
 }
 
 type Raw = Record<string, unknown>;
@@ -72,5 +163,60 @@ export function sharedSettings(raw: Raw): SharedUploadSettings {
   return {
     conversion_statuses: statuses === undefined ? [...DEFAULT_CONVERSION_STATUSES] : (statuses as string[]),
     currency: textSetting(raw, 'currency', /^[A-Z]{3}$/, 'an ISO 4217 code such as EUR', true),
+    send: parseSendRules(raw['send']),
   };
+}
+
+const RULE_KEYS = new Set(['outcome', 'stage', 'value', 'currency', 'conversion_action']);
+
+/**
+ * The "send" setting: {"send": [{"outcome": "conversion"}, {"outcome": "stage", "stage": "deal_won",
+ * "value": "sales_value"}, {"outcome": "stage", "stage": "mql", "value": null}]}. Absent: tracked
+ * conversions only. `value` defaults to "sales_value"; `currency` (ISO 4217) and
+ * `conversion_action` are optional.
+ */
+export function parseSendRules(input: unknown): SendRule[] {
+  if (input === undefined || input === null) return DEFAULT_SEND_RULES.map((r) => ({ ...r }));
+  if (!Array.isArray(input) || input.length === 0) throw new SettingsError('setting "send" must be a non-empty list of rules such as {"outcome": "stage", "stage": "deal_won"}');
+  const keys = new Set<string>();
+  return input.map((entry, i) => {
+    const at = `setting "send"[${i}]`;
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new SettingsError(`${at} must be an object such as {"outcome": "conversion"}`);
+    const rule = entry as Raw;
+    const unknown = Object.keys(rule).filter((k) => !RULE_KEYS.has(k));
+    if (unknown.length > 0) throw new SettingsError(`${at} has unknown key(s) ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: ${[...RULE_KEYS].join(', ')})`);
+    const outcome = rule['outcome'];
+    if (outcome !== 'conversion' && outcome !== 'stage') throw new SettingsError(`${at}.outcome must be "conversion" or "stage"`);
+    let stage: string | null = null;
+    if (outcome === 'stage') {
+      if (typeof rule['stage'] !== 'string' || stageKey(rule['stage']) === '') throw new SettingsError(`${at}.stage is required for a stage rule (a stage name such as "deal_won" or "mql")`);
+      stage = stageKey(rule['stage']);
+    } else if (rule['stage'] !== undefined) {
+      throw new SettingsError(`${at}.stage only belongs to a rule with "outcome": "stage"`);
+    }
+    const key = stage === null ? 'conversion' : `stage:${stage}`;
+    if (keys.has(key)) throw new SettingsError(`${at} repeats ${stage === null ? 'the conversion rule' : `stage "${stage}"`}`);
+    keys.add(key);
+    const rawValue = rule['value'];
+    let value: ValueSource;
+    if (rawValue === undefined) value = 'sales_value';
+    else if (rawValue === null || rawValue === 'sales_value' || rawValue === 'quote_value') value = rawValue;
+    else if (typeof rawValue === 'number' && Number.isFinite(rawValue) && rawValue >= 0) value = rawValue;
+    else throw new SettingsError(`${at}.value must be "sales_value", "quote_value", an amount (a number ≥ 0) or null (no value)`);
+    const currency = rule['currency'];
+    if (currency !== undefined && currency !== null && !(typeof currency === 'string' && /^[A-Z]{3}$/.test(currency))) {
+      throw new SettingsError(`${at}.currency must be an ISO 4217 code such as EUR`);
+    }
+    const action = rule['conversion_action'];
+    if (action !== undefined && action !== null && !(typeof action === 'string' || typeof action === 'number') ) {
+      throw new SettingsError(`${at}.conversion_action must be the platform's id or name for this outcome`);
+    }
+    return {
+      outcome,
+      stage,
+      value,
+      currency: typeof currency === 'string' ? currency : null,
+      conversion_action: action === undefined || action === null ? null : String(action),
+    };
+  });
 }

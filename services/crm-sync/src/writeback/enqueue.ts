@@ -7,7 +7,7 @@ import { adDestinations, connectedProvider } from './connection';
 import { CRM_SOURCE_PREFIX, planWriteback, type PlannedRow } from './plan';
 import { statusMessage } from './status';
 import {
-  adPlatformsHandled,
+  adOutcomesSent,
   insertRows,
   knownValues,
   lockRequest,
@@ -41,7 +41,7 @@ export async function enqueueWriteback(deps: EnqueueDeps, envelope: TypedEnvelop
       crmProvider: provider,
       crmKnown: provider === null ? new Map() : await knownValues(tx, request.website_id, provider, request.conversion_id),
       destinations: await adDestinations(tx, request.website_id),
-      adAlreadyHandled: await adPlatformsHandled(tx, request.conversion_id),
+      adSent: await adOutcomesSent(tx, request.conversion_id),
     });
 
     const changed: WritebackRow[] = [];

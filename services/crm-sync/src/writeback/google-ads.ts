@@ -1,19 +1,31 @@
-// Google Ads offline click conversions: POST {base}/{version}/customers/{customer_id}:uploadClickConversions
+// Google Ads settings for every Google account, and the opt-in legacy upload path ("api": "google_ads_api";
+// the default is the Data Manager API, google-data-manager.ts). Google Ads offline click conversions:
+// POST {base}/{version}/customers/{customer_id}:uploadClickConversions
 // with one ClickConversion per write-back, partialFailure on (the API requires it). Keyed on the
 // stored click id (gclid, else gbraid / wbraid); orderId is the conversion id, so Google refuses a
 // second copy of the same conversion. Errors: a failing conversion comes back as HTTP 200 with
 // partialFailureError; request-level errors as {error: {code, status, details: [GoogleAdsFailure]}}.
 import type { OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
 import { ProviderError, type Credentials } from '../connectors/connector';
+import { apiVersion } from '../ads/api-versions';
 import { parseDuration, parseRetryAfter } from './backoff';
 import { settingsObject, sharedSettings, SettingsError, textSetting, type ConversionSignal, type SharedUploadSettings, type UploadResult } from './conversion';
 
 export const GOOGLE_ADS_URL = 'https://googleads.googleapis.com';
-export const GOOGLE_ADS_API_VERSION = 'v22';
+/** The default version, from the table of API versions (ads/api-versions.ts); `api_version` in settings overrides it. */
+export const GOOGLE_ADS_API_VERSION = apiVersion('google_ads');
 /** Google asks to retry a conversion whose click is under 6 hours old after those hours. */
 const TOO_RECENT_RETRY_MS = 6 * 3600_000;
 
+/**
+ * Which Google API carries the account's conversions: the Data Manager API (default,
+ * google-data-manager.ts) or, only when the settings say "api": "google_ads_api", this file's
+ * uploadClickConversions (Google refuses it to accounts that had not uploaded before 2026-06-15).
+ */
+export type GoogleConversionsApi = 'data_manager' | 'google_ads_api';
+
 export interface GoogleAdsSettings extends SharedUploadSettings {
+  api: GoogleConversionsApi;
   customer_id: string;
   conversion_action_id: string;
   login_customer_id: string | null;
@@ -48,12 +60,18 @@ const requiredId = (raw: Record<string, unknown>, key: string): string => {
 
 export function parseGoogleAdsSettings(input: unknown): GoogleAdsSettings {
   const raw = settingsObject(input, 'google_ads');
+  const api = raw['api'] ?? 'data_manager';
+  if (api !== 'data_manager' && api !== 'google_ads_api') throw new SettingsError('setting "api" must be "data_manager" (default) or "google_ads_api"');
+  // The Data Manager API's own settings (google-data-manager.ts reads them), checked here too so an account is refused when it is saved.
+  if (raw['validate_only'] !== undefined && typeof raw['validate_only'] !== 'boolean') throw new SettingsError('setting "validate_only" must be true or false');
+  textSetting(raw, 'default_country', /^[A-Za-z]{2}$/, 'a two-letter country code such as DE', true);
   return {
     ...sharedSettings(raw),
+    api,
     customer_id: requiredId(raw, 'customer_id'),
     conversion_action_id: requiredId(raw, 'conversion_action_id'),
     login_customer_id: numericId(raw, 'login_customer_id'),
-    api_version: textSetting(raw, 'api_version', /^v\d+$/, 'an API version such as v22', true) ?? GOOGLE_ADS_API_VERSION,
+    api_version: textSetting(raw, 'api_version', /^v\d+$/, `an API version such as ${GOOGLE_ADS_API_VERSION}`, true) ?? GOOGLE_ADS_API_VERSION,
   };
 }
 

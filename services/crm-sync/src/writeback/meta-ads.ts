@@ -1,16 +1,22 @@
-// Meta Conversions API: POST {base}/{version}/{pixel_id}/events with data[] of server events. One
-// event per write-back, keyed on the stored fbclid (sent as fbc "fb.1.<ms>.<fbclid>") and the
-// hashed email; event_id is the conversion id, so Meta drops a second copy of the same event.
+// Meta Conversions API: POST {base}/{version}/{pixel_id}/events with data[] of server events, one
+// per outcome of a write-back (a tracked conversion, a stage milestone), keyed on the stored fbclid
+// (sent as fbc "fb.1.<ms>.<fbclid>", never hashed, like fbp) plus the contact's email and phone,
+// normalised and SHA-256 hashed as Meta documents (em, ph; ads/identifiers.ts). event_id is the
+// conversion id (+ ":<outcome key>" for a stage), the same on every retry and restart, so Meta
+// drops a second copy. The version comes from ads/api-versions.ts unless the account pins one.
 // Errors are Graph API errors {error: {message, type, code, error_subcode, is_transient, fbtrace_id}};
 // throttling comes back as codes 4 / 17 / 32 / 613 / 80004, often with HTTP 400.
-import { createHash } from 'node:crypto';
 import type { OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
 import { ProviderError, type Credentials } from '../connectors/connector';
+import { apiVersion } from '../ads/api-versions';
+import { hashedUserIds, normaliseEmail, sha256Hex } from '../ads/identifiers';
 import { parseRetryAfter } from './backoff';
 import { settingsObject, sharedSettings, textSetting, type ConversionSignal, type SharedUploadSettings, type UploadResult } from './conversion';
+import { outcomeEventId } from './linkedin-ads';
 
 export const META_GRAPH_URL = 'https://graph.facebook.com';
-export const META_GRAPH_VERSION = 'v21.0';
+/** The default version, from the table of API versions (ads/api-versions.ts); `api_version` in settings overrides it. */
+export const META_GRAPH_VERSION = apiVersion('meta_graph');
 
 /** Graph error codes that mean "later": unknown/service trouble and the rate limits. */
 const RETRYABLE_CODES = new Set([1, 2, 4, 17, 32, 341, 613, 80004]);
@@ -23,14 +29,18 @@ export interface MetaAdsSettings extends SharedUploadSettings {
   unvalued_event_name: string;
   api_version: string;
   test_event_code: string | null;
+  /** Where the conversion happened as Meta classes it: system_generated (a CRM, default) or other. */
+  action_source: MetaActionSource;
 }
+
+export type MetaActionSource = 'system_generated' | 'other';
 
 export interface MetaServerEvent {
   event_name: string;
   event_time: number;
   event_id: string;
-  action_source: 'system_generated';
-  user_data: { fbc: string; em?: string[] };
+  action_source: MetaActionSource;
+  user_data: { fbc: string; fbp?: string; em?: string[]; ph?: string[] };
   custom_data?: { value: number; currency: string };
 }
 
@@ -46,8 +56,9 @@ export function parseMetaAdsSettings(input: unknown): MetaAdsSettings {
     pixel_id: textSetting(raw, 'pixel_id', /^\d+$/, 'the numeric pixel (dataset) id'),
     event_name: textSetting(raw, 'event_name', /^\S.{0,99}$/, 'an event name such as Purchase', true) ?? 'Purchase',
     unvalued_event_name: textSetting(raw, 'unvalued_event_name', /^\S.{0,99}$/, 'an event name such as Lead', true) ?? 'Lead',
-    api_version: textSetting(raw, 'api_version', /^v\d+\.\d+$/, 'a Graph API version such as v21.0', true) ?? META_GRAPH_VERSION,
+    api_version: textSetting(raw, 'api_version', /^v\d+\.\d+$/, `a Graph API version such as ${META_GRAPH_VERSION}`, true) ?? META_GRAPH_VERSION,
     test_event_code: textSetting(raw, 'test_event_code', /^\S{1,100}$/, 'the Test Events code', true),
+    action_source: (textSetting(raw, 'action_source', /^(system_generated|other)$/, '"system_generated" (a CRM event, default) or "other"', true) ?? 'system_generated') as MetaActionSource,
   };
 }
 
@@ -65,28 +76,59 @@ export function metaClickId(clickIds: Record<string, string>, conversionOccurred
 
 /** SHA-256 of the normalised email (trimmed, lower case), as Meta requires for `em`. */
 export function hashEmail(email: string): string {
-  return createHash('sha256').update(email.trim().toLowerCase()).digest('hex');
+  return sha256Hex(normaliseEmail(email, 'meta_ads') ?? email.trim().toLowerCase());
 }
 
-export function metaEventsBody(request: OutcomeWritebackRequestedV1, signal: ConversionSignal, settings: MetaAdsSettings): MetaEventsBody | null {
+/** One outcome to send: value and time, its key ("conversion", "stage:deal_won") and, optionally, its own event name. */
+export interface MetaOutcome extends ConversionSignal {
+  key?: string;
+  conversion_action?: string | null;
+}
+
+/**
+ * One server event per outcome, or null without a Meta click id (fbclid / fbc). Without its own
+ * event name an outcome with a value goes as `event_name` (Purchase), one without as
+ * `unvalued_event_name` (Lead): Meta refuses a Purchase without value and currency.
+ */
+export function metaEventsBody(request: OutcomeWritebackRequestedV1, outcomes: MetaOutcome | MetaOutcome[], settings: MetaAdsSettings): MetaEventsBody | null {
+  const list = Array.isArray(outcomes) ? outcomes : [outcomes];
   const fbc = metaClickId(request.click_ids, request.conversion_occurred_at);
-  if (fbc === null) return null;
-  // Meta needs a currency with every value; a value without one counts as no value.
-  const { value, currency } = signal;
-  const custom = value !== null && currency !== null ? { value, currency } : null;
-  const event: MetaServerEvent = {
-    event_name: custom ? settings.event_name : settings.unvalued_event_name,
-    event_time: Math.floor(signal.at.getTime() / 1000),
-    event_id: request.conversion_id,
-    // The sale was recorded in a system (CRM / API), not on the website itself.
-    action_source: 'system_generated',
-    user_data: { fbc },
-  };
-  if (request.email) event.user_data.em = [hashEmail(request.email)];
-  if (custom) event.custom_data = custom;
-  const body: MetaEventsBody = { data: [event] };
+  if (fbc === null || list.length === 0) return null;
+  const userData: MetaServerEvent['user_data'] = { fbc };
+  // fbp (the _fbp browser id) goes as stored, unhashed; one not in Meta's format is left out rather than refusing the event.
+  const fbp = request.click_ids['fbp']?.trim();
+  if (fbp && /^fb\.\d\.\d{13}\.\d+$/.test(fbp)) userData.fbp = fbp;
+  // em / ph: SHA-256 of the normalised values (email trimmed and lower-cased; phone digits with country code).
+  const hashed = hashedUserIds('meta_ads', { email: request.email, phone: request.phone ?? null });
+  if (hashed.email) userData.em = [hashed.email];
+  if (hashed.phone) userData.ph = [hashed.phone];
+  const data = list.map((outcome): MetaServerEvent => {
+    // Meta needs a currency with every value; a value without one counts as no value.
+    const custom = outcome.value !== null && outcome.currency !== null ? { value: outcome.value, currency: outcome.currency } : null;
+    const event: MetaServerEvent = {
+      event_name: outcome.conversion_action?.trim() || (custom ? settings.event_name : settings.unvalued_event_name),
+      event_time: Math.floor(outcome.at.getTime() / 1000),
+      event_id: outcomeEventId(request.conversion_id, outcome.key ?? 'conversion'),
+      // The outcome was recorded in a system (the CRM / Sightline), not on the website itself.
+      action_source: settings.action_source,
+      user_data: userData,
+    };
+    if (custom) event.custom_data = custom;
+    return event;
+  });
+  const body: MetaEventsBody = { data };
   if (settings.test_event_code) body.test_event_code = settings.test_event_code;
   return body;
+}
+
+/** Meta takes events up to 7 days old (except physical_store, not used here). */
+export const META_MAX_AGE_MS = 7 * 24 * 3600_000;
+
+/** Why Meta would refuse this upload for its age, or null when it is fresh enough. */
+export function metaTooOld(body: MetaEventsBody, now: Date): string | null {
+  const oldest = Math.min(...body.data.map((e) => e.event_time)) * 1000;
+  if (now.getTime() - oldest <= META_MAX_AGE_MS) return null;
+  return `the conversion happened ${new Date(oldest).toISOString()}, more than 7 days ago: Meta accepts events up to 7 days old`;
 }
 
 interface GraphError {
@@ -128,7 +170,8 @@ export async function sendServerEvents(
     const error: GraphError = (json as { error?: GraphError } | null)?.error ?? {};
     const retryable = response.status >= 500 || response.status === 429 || error.is_transient === true || RETRYABLE_CODES.has(error.code ?? -1);
     const asked = parseRetryAfter(response.headers.get('retry-after'), now) ?? regainAccessMs(response.headers.get('x-business-use-case-usage'));
-    const message = `Meta ${response.status} code ${error.code ?? '?'}${error.error_subcode ? `/${error.error_subcode}` : ''}: ${error.error_user_msg ?? error.message ?? text.slice(0, 200)}`;
+    const trace = error.fbtrace_id ? ` (fbtrace_id ${error.fbtrace_id})` : '';
+    const message = `Meta ${response.status} code ${error.code ?? '?'}${error.error_subcode ? `/${error.error_subcode}` : ''}: ${error.error_user_msg ?? error.message ?? text.slice(0, 200)}${trace}`;
     throw new ProviderError(message, response.status, retryable, asked);
   }
   const result = (json ?? {}) as { events_received?: number; fbtrace_id?: string; messages?: unknown[] };
@@ -136,7 +179,8 @@ export async function sendServerEvents(
     throw new ProviderError(`Meta received ${result.events_received ?? 0} of ${body.data.length} events`, response.status, false);
   }
   const trace = result.fbtrace_id ? ` (fbtrace ${result.fbtrace_id})` : '';
-  return { detail: `sent to Meta pixel ${settings.pixel_id} as ${body.data[0]?.event_name ?? 'event'}${trace}`, externalId: body.data[0]?.event_id ?? null };
+  const names = [...new Set(body.data.map((e) => e.event_name))].join(', ');
+  return { detail: `sent to Meta pixel ${settings.pixel_id} as ${names || 'event'}${trace}`, externalId: body.data.map((e) => e.event_id).join(',') || null };
 }
 
 /** X-Business-Use-Case-Usage: {"<id>": [{"estimated_time_to_regain_access": <minutes>, ...}]} → ms. */

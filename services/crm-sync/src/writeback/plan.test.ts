@@ -4,11 +4,11 @@ import { retryDelayMs, parseRetryAfter, DEFAULT_RETRY_POLICY } from './backoff';
 import type { AdDestinationRow } from './connection';
 import { googleDateTime } from './google-ads';
 import { hashEmail } from './meta-ads';
-import { planWriteback, type PlanFacts } from './plan';
+import { planWriteback, sentKey, type PlanFacts } from './plan';
 import { mergeOlderChanges, trimByNewer } from './supersede';
 
 const AT = new Date('2026-03-20T15:04:05.678Z');
-const GOOGLE: AdDestinationRow = { platform: 'google_ads', workspace_id: 'w', settings: { customer_id: '123-456-7890', conversion_action_id: '987' } };
+const GOOGLE: AdDestinationRow = { platform: 'google_ads', workspace_id: 'w', settings: { customer_id: '123-456-7890', conversion_action_id: '987', api: 'google_ads_api' } };
 const META: AdDestinationRow = { platform: 'meta_ads', workspace_id: 'w', settings: { pixel_id: '555' } };
 
 function request(overrides: Partial<OutcomeWritebackRequestedV1> = {}): OutcomeWritebackRequestedV1 {
@@ -16,7 +16,7 @@ function request(overrides: Partial<OutcomeWritebackRequestedV1> = {}): OutcomeW
 }
 
 function facts(overrides: Partial<PlanFacts> = {}): PlanFacts {
-  return { crmProvider: 'hubspot', crmKnown: new Map(), destinations: [GOOGLE, META], adAlreadyHandled: new Set(), ...overrides };
+  return { crmProvider: 'hubspot', crmKnown: new Map(), destinations: [GOOGLE, META], adSent: new Map(), ...overrides };
 }
 
 const byTarget = (rows: ReturnType<typeof planWriteback>['rows']) => Object.fromEntries(rows.map((r) => [r.target, r]));
@@ -80,7 +80,7 @@ describe('planWriteback', () => {
     expect(planWriteback(notes, AT, facts()).rows.map((r) => r.target)).toEqual(['crm']);
     const spam = request({ current: { ...request().current, is_spam: true } });
     expect(planWriteback(spam, AT, facts()).rows.map((r) => r.target)).toEqual(['crm']);
-    const handled = byTarget(planWriteback(request(), AT, facts({ adAlreadyHandled: new Set(['google_ads']) })).rows);
+    const handled = byTarget(planWriteback(request(), AT, facts({ adSent: new Map([[sentKey('google_ads', 'conversion'), { key: 'conversion', value: 12000, currency: 'EUR' }]]) })).rows);
     expect(handled['google_ads']).toMatchObject({ status: 'skipped', detail: expect.stringContaining('already uploaded') });
     expect(handled['meta_ads']?.status).toBe('pending');
   });

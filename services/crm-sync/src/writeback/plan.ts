@@ -8,12 +8,21 @@
 //   - no connection for the website: skipped "no CRM connected" (not an error, never retried);
 //   - every changed field already holds that value in the CRM (we wrote it, or the CRM told us):
 //     skipped as an echo. This is what stops a loop when a sync brings back a value we wrote.
-// Ad platforms (per configured account): only when conversionSignal says the change is a
-// conversion, only with the platform's click id, and once per conversion and platform.
+// Ad platforms (per configured account): the account's "send" rules (conversion.ts,
+// parseSendRules; default: tracked conversions only) decide which outcomes of the request go to it
+// — a tracked conversion and/or stage milestones, each with its value source and currency. Then:
+//   - consent for ad personalisation denied (request.ad_consent): skipped, nothing leaves;
+//   - each outcome goes once per (platform, conversion, outcome key): one already sent (or queued)
+//     is left out; one whose value changed since is refused with the reason, as no platform wired
+//     here restates a sent value (Google's Data Manager API has no adjustment of a sent event);
+//   - the platform's builder (one small function per platform below) makes the upload body from
+//     the outcomes left, or null when the contact cannot be matched (no click id, no identifier).
 import type { OutcomeWritebackRequestedV1, WritebackTarget } from '@sightline/proto-schemas';
 import type { AdDestinationRow, AdPlatform } from './connection';
-import { conversionSignal, SettingsError } from './conversion';
+import { adConsent, plannedSends, settingsObject, sharedSettings, SettingsError, type PlannedSend } from './conversion';
 import { googleUploadBody, parseGoogleAdsSettings } from './google-ads';
+import { dataManagerBody, parseDataManagerSettings } from './google-data-manager';
+import { linkedinUploadBody, parseLinkedinAdsSettings } from './linkedin-ads';
 import { metaEventsBody, parseMetaAdsSettings } from './meta-ads';
 
 export type ChangeValue = string | number | boolean | null;
@@ -24,9 +33,19 @@ export interface PlanFacts {
   /** Field → value the CRM is known to hold for this conversion. */
   crmKnown: Map<string, unknown>;
   destinations: AdDestinationRow[];
-  /** Platforms this conversion was already uploaded to (or is queued for). */
-  adAlreadyHandled: Set<AdPlatform>;
+  /** Outcomes of this conversion already sent (or queued) per platform: sentKey(platform, key) → what was sent. */
+  adSent: Map<string, SentOutcome>;
 }
+
+/** One outcome in a queued ad upload (recorded with the row; the next plans read it back). */
+export interface SentOutcome {
+  key: string;
+  /** The value sent; null for none, or unknown (rows queued before stage rules). */
+  value: number | null;
+  currency: string | null;
+}
+
+export const sentKey = (platform: string, key: string): string => `${platform}|${key}`;
 
 export interface PlannedRow {
   target: WritebackTarget;
@@ -34,6 +53,21 @@ export interface PlannedRow {
   status: 'pending' | 'skipped';
   detail: string | null;
   payload: unknown;
+  /** Ad platforms: the outcomes this row sends. */
+  sends?: SentOutcome[];
+}
+
+/**
+ * How one platform turns the outcomes of a request into its upload body (null: the contact cannot
+ * be matched on this platform). Throws SettingsError for settings that do not fit.
+ */
+export interface AdBuilder {
+  name: string;
+  /** What the platform matches a contact by, for the "nothing to upload" detail. */
+  matchedBy: string;
+  /** The shared settings (send rules included) after the platform's own validation. */
+  settings(raw: unknown): ReturnType<typeof sharedSettings>;
+  build(request: OutcomeWritebackRequestedV1, sends: PlannedSend[], raw: unknown): unknown;
 }
 
 export interface Plan {
@@ -43,8 +77,6 @@ export interface Plan {
 }
 
 export const CRM_SOURCE_PREFIX = 'crm:';
-const PLATFORM_NAMES: Record<AdPlatform, string> = { google_ads: 'Google Ads', meta_ads: 'Meta' };
-const CLICK_ID_NAMES: Record<AdPlatform, string> = { google_ads: 'gclid, gbraid or wbraid', meta_ads: 'fbclid (or fbc)' };
 
 export function sameValue(a: unknown, b: unknown): boolean {
   if (typeof a === 'number' && typeof b === 'number') return Math.abs(a - b) < 1e-9;
@@ -58,7 +90,7 @@ export function planWriteback(request: OutcomeWritebackRequestedV1, changedAt: D
 
   rows.push(planCrm(request, facts, fromCrm));
   for (const destination of facts.destinations) {
-    const row = planAd(request, changedAt, destination, facts.adAlreadyHandled);
+    const row = planAd(request, changedAt, destination, facts.adSent);
     if (row) rows.push(row);
   }
   return { rows, crmHolds };
@@ -73,31 +105,69 @@ function planCrm(request: OutcomeWritebackRequestedV1, facts: PlanFacts, fromCrm
   return { target: 'crm', provider: facts.crmProvider, status: 'pending', detail: null, payload: request };
 }
 
-function planAd(request: OutcomeWritebackRequestedV1, changedAt: Date, destination: AdDestinationRow, handled: Set<AdPlatform>): PlannedRow | null {
+function planAd(request: OutcomeWritebackRequestedV1, changedAt: Date, destination: AdDestinationRow, sent: Map<string, SentOutcome>): PlannedRow | null {
   const platform = destination.platform;
+  const builder = AD_BUILDERS[platform];
   const skip = (detail: string): PlannedRow => ({ target: platform, provider: platform, status: 'skipped', detail, payload: {} });
-  let built: { signal: boolean; body: unknown };
   try {
-    built = platform === 'google_ads' ? buildGoogle(request, changedAt, destination.settings) : buildMeta(request, changedAt, destination.settings);
+    const sends = plannedSends(request, changedAt, builder.settings(destination.settings));
+    // Nothing the account's rules send: nothing to say for this platform.
+    if (sends.length === 0) return null;
+    if (adConsent(request) === 'denied') return skip('consent for ad personalisation denied: not sent');
+    const fresh: PlannedSend[] = [];
+    const notes: string[] = [];
+    for (const send of sends) {
+      const before = sent.get(sentKey(platform, send.key));
+      if (!before) fresh.push(send);
+      else if (before.value !== null && !sameValue(before.value, send.value)) {
+        notes.push(`${send.key}: value changed from ${before.value} to ${send.value ?? 'none'} after it was sent; ${builder.name} cannot restate a sent conversion, so the new value is not sent`);
+      } else notes.push(`${send.key}: already uploaded to ${builder.name}`);
+    }
+    if (fresh.length === 0) return skip(notes.length === 1 && notes[0]!.endsWith(`already uploaded to ${builder.name}`) ? `this conversion was already uploaded to ${builder.name}` : notes.join('; '));
+    const body = builder.build(request, fresh, destination.settings);
+    if (body === null) return skip(`no ${builder.matchedBy} on this conversion: nothing to upload`);
+    return {
+      target: platform,
+      provider: platform,
+      status: 'pending',
+      detail: notes.length > 0 ? notes.join('; ') : null,
+      payload: body,
+      sends: fresh.map((s) => ({ key: s.key, value: s.value, currency: s.currency })),
+    };
   } catch (error) {
-    if (error instanceof SettingsError) return skip(`${PLATFORM_NAMES[platform]} account settings are invalid: ${error.message}`);
+    if (error instanceof SettingsError) return skip(`${builder.name} account settings are invalid: ${error.message}`);
     throw error;
   }
-  // Not a conversion-worthy change: nothing to say for this platform.
-  if (!built.signal) return null;
-  if (built.body === null) return skip(`no ${CLICK_ID_NAMES[platform]} on this conversion: nothing to upload`);
-  if (handled.has(platform)) return skip(`this conversion was already uploaded to ${PLATFORM_NAMES[platform]}`);
-  return { target: platform, provider: platform, status: 'pending', detail: null, payload: built.body };
 }
 
-function buildGoogle(request: OutcomeWritebackRequestedV1, changedAt: Date, raw: unknown): { signal: boolean; body: unknown } {
-  const settings = parseGoogleAdsSettings(raw);
-  const signal = conversionSignal(request, changedAt, settings);
-  return { signal: signal !== null, body: signal === null ? null : googleUploadBody(request, signal, settings) };
-}
+/** Google: the Data Manager API (default), or uploadClickConversions when the account opts in with "api": "google_ads_api" (one outcome per upload: its orderId is the conversion id). */
+const googleBuilder: AdBuilder = {
+  name: 'Google Ads',
+  matchedBy: 'gclid, gbraid, wbraid, email or phone',
+  settings: (raw) => parseGoogleAdsSettings(raw),
+  build(request, sends, raw) {
+    const settings = parseGoogleAdsSettings(raw);
+    if (settings.api === 'google_ads_api') return sends[0] ? googleUploadBody(request, sends[0], settings) : null;
+    return dataManagerBody(request, sends, parseDataManagerSettings(settingsObject(raw, 'google_ads')));
+  },
+};
 
-function buildMeta(request: OutcomeWritebackRequestedV1, changedAt: Date, raw: unknown): { signal: boolean; body: unknown } {
-  const settings = parseMetaAdsSettings(raw);
-  const signal = conversionSignal(request, changedAt, settings);
-  return { signal: signal !== null, body: signal === null ? null : metaEventsBody(request, signal, settings) };
-}
+/** Meta: one server event per outcome in one request, each event_id keyed on the conversion and outcome (meta-ads.ts). */
+const metaBuilder: AdBuilder = {
+  name: 'Meta',
+  matchedBy: 'fbclid (or fbc)',
+  settings: (raw) => parseMetaAdsSettings(raw),
+  build: (request, sends, raw) => metaEventsBody(request, sends, parseMetaAdsSettings(raw)),
+};
+
+/** LinkedIn: one conversion event per outcome, its event id keyed on the outcome (linkedin-ads.ts). */
+const linkedinBuilder: AdBuilder = {
+  name: 'LinkedIn',
+  matchedBy: 'li_fat_id or email',
+  settings: (raw) => parseLinkedinAdsSettings(raw),
+  build: (request, sends, raw) => linkedinUploadBody(request, sends, parseLinkedinAdsSettings(raw)),
+};
+
+/** One builder per platform the queue uploads to; a platform joins AdPlatform and this table together. */
+export const AD_BUILDERS: Record<AdPlatform, AdBuilder> = { google_ads: googleBuilder, meta_ads: metaBuilder, linkedin_ads: linkedinBuilder };
+

@@ -3,8 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SqlExecutor } from '@sightline/kit';
 import type { OutcomeWritebackRequestedV1, WritebackStatus, WritebackTarget } from '@sightline/proto-schemas';
-import type { AdPlatform } from './connection';
-import type { ChangeValue, PlannedRow } from './plan';
+import { sentKey, type ChangeValue, type PlannedRow, type SentOutcome } from './plan';
 
 export interface WritebackRow {
   id: string;
@@ -68,13 +67,27 @@ export async function rememberValues(
   }
 }
 
-/** Ad platforms this conversion is uploaded to, or queued for. */
-export async function adPlatformsHandled(tx: SqlExecutor, conversionId: string): Promise<Set<AdPlatform>> {
-  const result = await tx.query<{ target: AdPlatform }>(
-    `SELECT DISTINCT target FROM writebacks WHERE conversion_id = $1::uuid AND target <> 'crm' AND status IN ('pending', 'failed', 'done')`,
+/** Outcomes of this conversion uploaded, or queued, per platform (ad_sends of live rows): sentKey(platform, key) → what was sent. */
+export async function adOutcomesSent(tx: SqlExecutor, conversionId: string): Promise<Map<string, SentOutcome>> {
+  const result = await tx.query<{ platform: string; send_key: string; value: number | null; currency: string | null }>(
+    `SELECT s.platform, s.send_key, s.value, s.currency FROM ad_sends s JOIN writebacks w ON w.id = s.writeback_id
+     WHERE s.conversion_id = $1::uuid AND w.status IN ('pending', 'failed', 'done') ORDER BY s.created_at`,
     [conversionId],
   );
-  return new Set(result.rows.map((r) => r.target));
+  const sent = new Map<string, SentOutcome>();
+  for (const r of result.rows) sent.set(sentKey(r.platform, r.send_key), { key: r.send_key, value: r.value === null ? null : Number(r.value), currency: r.currency });
+  return sent;
+}
+
+/** Records the outcomes a queued ad upload carries (plan.ts PlannedRow.sends). */
+export async function recordAdSends(tx: SqlExecutor, row: WritebackRow, sends: SentOutcome[], now: Date): Promise<void> {
+  for (const send of sends) {
+    await tx.query(
+      `INSERT INTO ad_sends (writeback_id, conversion_id, platform, send_key, value, currency, created_at)
+       VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
+      [row.id, row.conversion_id, row.target, send.key, send.value, send.currency, now],
+    );
+  }
 }
 
 /** Earlier CRM write-backs of the conversion still waiting (not in flight): a newer request supersedes them. */
@@ -110,7 +123,11 @@ export async function insertRows(
         row.status === 'pending' ? now : null, row.detail, now,
       ],
     );
-    if (result.rows[0]) inserted.push(result.rows[0]);
+    const insertedRow = result.rows[0];
+    if (insertedRow) {
+      inserted.push(insertedRow);
+      if (row.status === 'pending' && row.sends) await recordAdSends(tx, insertedRow, row.sends, now);
+    }
   }
   return inserted;
 }

@@ -10,10 +10,13 @@ import type { CredentialsBox } from '../connections/credentials';
 import { ProviderError, type Connector, type Credentials } from '../connectors/connector';
 import type { CrmSyncOptions } from '../deps';
 import { retryDelayMs, type RetryPolicy } from './backoff';
-import { adCredentials, knownCrmRecord, loadConnection, type AdPlatform } from './connection';
+import { recordAdPush } from '../ads/ad-metrics';
+import { adCredentials, knownCrmRecord, loadConnection, saveAdPushStatus, type AdPlatform } from './connection';
 import { SettingsError, type UploadResult } from './conversion';
 import { GOOGLE_ADS_URL, parseGoogleAdsSettings, uploadClickConversions, type GoogleUploadBody } from './google-ads';
-import { META_GRAPH_URL, parseMetaAdsSettings, sendServerEvents, type MetaEventsBody } from './meta-ads';
+import { DATA_MANAGER_URL, DATA_MANAGER_URL_KEY, ingestEvents, isIngestEventsBody } from './google-data-manager';
+import { LINKEDIN_API_URL, linkedinTooOld, linkedinVersion, parseLinkedinAdsSettings, sendConversionEvents, type LinkedinUploadBody } from './linkedin-ads';
+import { META_GRAPH_URL, metaTooOld, parseMetaAdsSettings, sendServerEvents, type MetaAdsSettings, type MetaEventsBody } from './meta-ads';
 import { statusMessage } from './status';
 import { claimDue, rememberValues, updateRow, type RowUpdate, type WritebackRow } from './store';
 
@@ -43,8 +46,8 @@ type Attempt =
   | { kind: 'skipped'; detail: string }
   | { kind: 'dead'; detail: string };
 
-const PLATFORM_URLS: Record<AdPlatform, string> = { google_ads: GOOGLE_ADS_URL, meta_ads: META_GRAPH_URL };
-const PLATFORM_NAMES: Record<AdPlatform, string> = { google_ads: 'Google Ads', meta_ads: 'Meta' };
+const PLATFORM_URLS: Record<AdPlatform, string> = { google_ads: GOOGLE_ADS_URL, meta_ads: META_GRAPH_URL, linkedin_ads: LINKEDIN_API_URL };
+const PLATFORM_NAMES: Record<AdPlatform, string> = { google_ads: 'Google Ads', meta_ads: 'Meta', linkedin_ads: 'LinkedIn' };
 
 export function createWorker(deps: WorkerDeps): Worker {
   return createQueueWorker<WritebackRow>({
@@ -82,9 +85,12 @@ async function processRow(deps: WorkerDeps, row: WritebackRow): Promise<void> {
       const key = { websiteId: row.website_id, provider: crmProvider, conversionId: row.conversion_id };
       await rememberValues(tx, key, request.changes.map((c) => ({ field: c.field, value: c.new_value })), 'crm-sync:writeback', now);
     }
+    // The account's last push, for its status (GET /admin/crm/ad-destinations, `connections status`).
+    if (row.target !== 'crm' && update.status === 'done') await saveAdPushStatus(tx, row.website_id, row.target, now);
     await deps.outbox.add(tx, statusMessage(updated));
   });
   deps.outbox.wake();
+  if (row.target !== 'crm') recordAdPush(row.target, update.status);
   if (update.status === 'dead') deps.logger.warn({ writeback: row.id, target: row.target, error: update.error }, 'write-back: dead');
 }
 
@@ -135,8 +141,31 @@ async function uploadToAdPlatform(deps: WorkerDeps, row: WritebackRow, platform:
   const baseUrl = deps.options.adPlatformUrls?.[platform] ?? PLATFORM_URLS[platform];
   const signal = AbortSignal.timeout(deps.callTimeoutMs);
   const credentials: Credentials = account.credentials;
+  if (platform === 'linkedin_ads') {
+    const body = row.payload as LinkedinUploadBody;
+    // LinkedIn refuses events over 90 days old: a row that waited that long (retries, an outage) is skipped with the reason.
+    const tooOld = linkedinTooOld(body, deps.now());
+    if (tooOld !== null) return { kind: 'skipped', detail: `not sent: ${tooOld}` };
+    const settings = parseLinkedinAdsSettings(account.settings);
+    return { kind: 'written', result: await sendConversionEvents(baseUrl, credentials, settings, linkedinVersion(settings, account.api_version), body, signal, deps.now()) };
+  }
+  if (platform === 'google_ads' && isIngestEventsBody(row.payload)) {
+    // The Data Manager API (default for Google): its own base URL, OAuth token only.
+    const dataManagerUrl = deps.options.adPlatformUrls?.[DATA_MANAGER_URL_KEY] ?? DATA_MANAGER_URL;
+    return { kind: 'written', result: await ingestEvents(dataManagerUrl, credentials, row.payload, signal, deps.now()) };
+  }
+  if (platform === 'meta_ads') {
+    // Meta refuses events over 7 days old (system_generated / other): such a row is skipped with the reason.
+    const tooOld = metaTooOld(row.payload as MetaEventsBody, deps.now());
+    if (tooOld !== null) return { kind: 'skipped', detail: `not sent: ${tooOld}` };
+  }
   const result = platform === 'google_ads'
     ? await uploadClickConversions(baseUrl, credentials, parseGoogleAdsSettings(account.settings), row.payload as GoogleUploadBody, signal, deps.now())
-    : await sendServerEvents(baseUrl, credentials, parseMetaAdsSettings(account.settings), row.payload as MetaEventsBody, signal, deps.now());
+    : await sendServerEvents(baseUrl, credentials, withPinnedVersion(parseMetaAdsSettings(account.settings), account.api_version), row.payload as MetaEventsBody, signal, deps.now());
   return { kind: 'written', result };
+}
+
+/** Meta's Graph version: the operator's pinned version (ad_destinations.api_version) over the settings' (which default to the versions table). */
+function withPinnedVersion(settings: MetaAdsSettings, pinned: string | null): MetaAdsSettings {
+  return pinned?.trim() ? { ...settings, api_version: pinned.trim() } : settings;
 }

@@ -161,7 +161,7 @@ describe('outcome write-back (contacts + crm-sync in one process)', () => {
     if (options.ads ?? true) {
       const google = await admin(`/crm/ad-destinations/${site.website.id}/google_ads`, {
         method: 'PUT',
-        body: JSON.stringify({ workspace_id: site.workspace.id, credentials: { access_token: 'google-token', developer_token: 'google-developer-token' }, settings: { customer_id: '123-456-7890', conversion_action_id: '42' } }),
+        body: JSON.stringify({ workspace_id: site.workspace.id, credentials: { access_token: 'google-token', developer_token: 'google-developer-token' }, settings: { customer_id: '123-456-7890', conversion_action_id: '42', api: 'google_ads_api' } }),
       });
       expect(google.status).toBe(200);
       const meta = await admin(`/crm/ad-destinations/${site.website.id}/meta_ads`, {
@@ -174,13 +174,13 @@ describe('outcome write-back (contacts + crm-sync in one process)', () => {
   }
 
   /** Files a conversion through contacts (as ingest would) and returns its id. */
-  async function newContact(site: Site, email: string, clickIds: Record<string, string>): Promise<string> {
+  async function newContact(site: Site, email: string, clickIds: Record<string, string>, properties: Record<string, unknown> = {}): Promise<string> {
     const id = randomUUID();
     await caller.publish({
       type: 'conversion.created', source: 'ingest', workspace_id: site.workspace.id, website_id: site.website.id,
       payload: {
         ...MESSAGE_EXAMPLES['conversion.created'], conversion_id: id, website_id: site.website.id, workspace_id: site.workspace.id, identity_id: null,
-        email, occurred_at: new Date(Date.now() - 3600_000).toISOString(), revenue: null, currency: null, properties: { click_ids: clickIds },
+        email, occurred_at: new Date(Date.now() - 3600_000).toISOString(), revenue: null, currency: null, properties: { ...properties, click_ids: clickIds },
       },
     });
     await waitFor('the contact to be filed', () => detail(site, id).then(() => true, () => undefined));
@@ -242,6 +242,18 @@ describe('outcome write-back (contacts + crm-sync in one process)', () => {
     expect(status['crm']).toMatchObject({ status: 'skipped', detail: 'no CRM connected', attempts: 0 });
     expect(status['google_ads']).toMatchObject({ status: 'skipped', detail: expect.stringContaining('no gclid') });
     expect(status['meta_ads']).toMatchObject({ status: 'skipped', detail: expect.stringContaining('no fbclid') });
+    expect(ads.google.accepted.some((c) => c['orderId'] === id)).toBe(false);
+    expect(ads.meta.events.some((e) => e['event_id'] === id)).toBe(false);
+  });
+
+  it('sends a contact whose consent for ad personalisation is denied to no ad platform (ad_consent from the conversion)', async () => {
+    const site = await newSite({ crm: false });
+    const id = await newContact(site, 'cara@example.com', { gclid: 'Cj0-cara', fbclid: 'IwAR-cara' }, { ad_consent: 'denied' });
+    await patch(site, id, { status: 'won', sales_value: 900, currency: 'EUR' });
+    const status = await statusOnContact(site, id, (s) => s['google_ads'] !== undefined && s['meta_ads'] !== undefined);
+    for (const target of ['google_ads', 'meta_ads']) {
+      expect(status[target]).toMatchObject({ status: 'skipped', detail: 'consent for ad personalisation denied: not sent', attempts: 0 });
+    }
     expect(ads.google.accepted.some((c) => c['orderId'] === id)).toBe(false);
     expect(ads.meta.events.some((e) => e['event_id'] === id)).toBe(false);
   });
