@@ -170,6 +170,7 @@ export const MESSAGE_EXAMPLES: { [T in MessageType]: Required<MessagePayloads[T]
     click_ids: { gclid: 'abc' },
     event_name: 'order_completed',
     conversion_occurred_at: '2026-03-05T09:00:00.000Z',
+    milestone: null,
     changes: [{ field: 'sales_value', old_value: null, new_value: 12000 }],
     current: { status: 'won', sales_value: 12000, quote_value: 15000, currency: 'EUR', lead_status_raw: null, lifecycle_stage_raw: 'customer', is_spam: false },
     requested_by: 'api:k3v9q2m8x1ab',
@@ -225,6 +226,7 @@ export const MESSAGE_EXAMPLES: { [T in MessageType]: Required<MessagePayloads[T]
     amount: 12000,
     currency: 'EUR',
     stage_raw: null,
+    contact_emails: ['ada@example.com'],
     subject: 'deal',
   },
   'crm.members_synced': {

@@ -206,9 +206,22 @@ export interface OutcomeWritebackRequestedV1 {
   click_ids: Record<string, string>;
   event_name: string | null;
   conversion_occurred_at: string;
+  /** Optional: a CRM deal milestone sent to the ad platforms for this conversion (changes is then empty). */
+  milestone?: WritebackMilestoneV1 | null;
+  /** The fields changed; empty only for a request carrying a milestone. */
   changes: FieldChangeV1<ContactWritableField>[];
   current: ContactOutcomeV1;
   requested_by: string;
+}
+
+/** A CRM deal milestone carried by a write-back request: the stage outcome, valued at the deal's amount. */
+export interface WritebackMilestoneV1 {
+  milestone_id: string;
+  /** Stage key: deal_won, deal_lost, deal_created. */
+  stage: string;
+  deal_id: string | null;
+  amount: number | null;
+  currency: string | null;
 }
 
 export type WritebackTarget = 'crm' | 'google_ads' | 'meta_ads' | 'linkedin_ads';
@@ -308,6 +321,8 @@ export interface MilestoneReachedV1 {
   currency?: string | null;
   /** The stage as the CRM names it (before stageKey); absent for the deal milestones Sightline names. */
   stage_raw?: string | null;
+  /** For a deal milestone: the emails of the deal's CRM contacts (absent: the single email). */
+  contact_emails?: string[];
   /** What reached the stage: a CRM contact's lifecycle stage, or a deal. */
   subject?: 'contact' | 'deal' | null;
 }

@@ -3,7 +3,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { adConnectionRequest, connectionsTable, credentialsOf, statusLines, statusTable, type AdConnectionRow, type ConnectionRow } from './connections-command';
+import { adConnectedMessage, adConnectionRequest, connectionsTable, credentialsOf, statusLines, statusTable, type AdConnectionRow, type ConnectionRow } from './connections-command';
 import { loadConfig, sectionOf } from '@sightline/kit';
 import { CRM_SYNC_SETTINGS, SETTINGS_SECTIONS } from './settings';
 
@@ -78,6 +78,20 @@ describe('sightline connections', () => {
     expect(linkedin).toContain('202603');
     expect(header!.indexOf('NEXT RETRY')).toBe(linkedin!.indexOf('2026-11-27T11:05:00Z'));
     expect(statusTable([])).toMatch(/no connections/);
+  });
+
+  it('shows an ad account without conversion settings as spend only, on status and after add', () => {
+    expect(adConnectionRequest('google-ads', { token: 't', customerId: '123-456-7890' }).settings).toEqual({ customer_id: '123-456-7890' });
+    expect(adConnectionRequest('meta-ads', { token: 't', adAccountId: 'act_1' }).settings).toEqual({ ad_account_id: 'act_1' });
+    const spendOnly: AdConnectionRow = { ...adRow, platform: 'meta_ads', settings: { ad_account_id: 'act_1' }, last_pull_error: null, last_rejection: null, last_push_at: null, pushes: { done: 0, waiting: 0, dead: 0 }, next_retry_at: null, spend_only: true };
+    const lines = statusLines([], [spendOnly, adRow]);
+    expect(lines.map((l) => [l.platform, l.health, l.spend_only])).toEqual([['meta_ads', 'ok', true], ['linkedin_ads', 'failing', false]]);
+    const [header, meta, linkedin] = statusTable(lines).split('\n');
+    expect(meta!.slice(header!.indexOf('LAST PUSH')).startsWith('spend only')).toBe(true);
+    expect(linkedin!.slice(header!.indexOf('LAST PUSH')).startsWith('2026-11-27T09:00:00Z')).toBe(true);
+    expect(adConnectedMessage('meta-ads', 'shop.example', { status: 'active', api_version_in_use: 'v24.0', spend_only: true }))
+      .toBe('meta-ads connected to shop.example (active, API version v24.0); spend only: conversions are not sent (add --pixel-id to send them); follow it with: sightline connections status --website shop.example');
+    expect(adConnectedMessage('google-ads', 'shop.example', { status: 'active', api_version_in_use: 'v23', spend_only: false })).not.toContain('spend only');
   });
 
   it("reads crm-sync's options from its section of the one configuration, naming a bad variable", () => {

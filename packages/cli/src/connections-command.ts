@@ -44,6 +44,8 @@ export interface AdConnectionRow {
   next_retry_at: string | null;
   last_rejection: string | null;
   last_rejection_at: string | null;
+  /** No conversion setting: spend is pulled, no conversion is sent (absent from servers before it existed). */
+  spend_only?: boolean;
 }
 
 /** `connections add <kind>` for ad platforms: the CLI's name → the admin API's platform. */
@@ -126,6 +128,8 @@ const defined = (entries: Record<string, string | undefined>): Record<string, st
  *           --refresh-token, --client-id, --client-secret, --developer-token (optional);
  *   Meta: --ad-account-id, --pixel-id (the pixel or dataset id conversions go to);
  *   LinkedIn: --ad-account-id, --conversion-rule-id (repeatable: the first is the default rule).
+ * Without the conversion setting (--conversion-action-id, --pixel-id, --conversion-rule-id) the
+ * account is spend only: its spend is pulled and no conversion is sent.
  */
 export function adConnectionRequest(kind: AdKind, opts: AdConnectionOptions): { platform: string; credentials: Record<string, string>; settings: Record<string, unknown>; api_version: string | null } {
   if (opts.token !== undefined && opts.tokenFile !== undefined) throw new Error('pass at most one of --token and --token-file');
@@ -169,6 +173,17 @@ export interface StatusLine {
   next_retry_at: string | null;
   api_version: string | null;
   last_error: string | null;
+  /** An ad account that pulls spend and sends no conversions (shown as "spend only" under LAST PUSH). */
+  spend_only: boolean;
+}
+
+/** What each ad kind needs to send conversions too, for the message after `add` of a spend-only account. */
+const CONVERSION_FLAGS: Record<AdKind, string> = { 'google-ads': '--conversion-action-id', 'meta-ads': '--pixel-id', 'linkedin-ads': '--conversion-rule-id' };
+
+/** The line `connections add <ad kind>` prints. */
+export function adConnectedMessage(kind: AdKind, website: string, data: { status: string; api_version_in_use: string; spend_only?: boolean }): string {
+  const spendOnly = data.spend_only ? `; spend only: conversions are not sent (add ${CONVERSION_FLAGS[kind]} to send them)` : '';
+  return `${kind} connected to ${website} (${data.status}, API version ${data.api_version_in_use})${spendOnly}; follow it with: sightline connections status --website ${website}`;
 }
 
 /** An ad connection's health: failing after a failed pull, ok once something went through, else never_synced. */
@@ -189,12 +204,13 @@ export function statusLines(crm: readonly ConnectionRow[], ads: readonly AdConne
   return [
     ...crm.map((r): StatusLine => ({
       kind: 'crm', website_id: r.website_id, platform: r.provider, health: r.health, last_pull_at: r.last_success_at, rows: r.last_sync_records,
-      last_push_at: null, next_retry_at: null, api_version: null, last_error: r.last_error,
+      last_push_at: null, next_retry_at: null, api_version: null, last_error: r.last_error, spend_only: false,
     })),
     ...ads.map((r): StatusLine => ({
       kind: 'ads', website_id: r.website_id, platform: r.platform, health: adHealth(r), last_pull_at: r.last_pull_at, rows: r.last_pull_rows,
       last_push_at: r.last_push_at, next_retry_at: nextRetry(r), api_version: r.api_version_in_use,
       last_error: r.last_pull_error !== null ? `pull: ${r.last_pull_error}` : r.last_rejection !== null ? `push rejected: ${r.last_rejection}` : null,
+      spend_only: r.spend_only === true,
     })),
   ];
 }
@@ -204,7 +220,7 @@ export function statusTable(lines: readonly StatusLine[]): string {
   if (lines.length === 0) return 'no connections (add one with `sightline connections add hubspot|google-ads|meta-ads|linkedin-ads`)';
   const header = ['KIND', 'WEBSITE', 'PLATFORM', 'HEALTH', 'LAST PULL', 'ROWS', 'LAST PUSH', 'NEXT RETRY', 'API', 'LAST ERROR'];
   const cells = lines.map((l) => [
-    l.kind, l.website_id, l.platform, l.health, when(l.last_pull_at), l.rows === null ? '-' : String(l.rows), when(l.last_push_at), when(l.next_retry_at),
+    l.kind, l.website_id, l.platform, l.health, when(l.last_pull_at), l.rows === null ? '-' : String(l.rows), l.spend_only ? 'spend only' : when(l.last_push_at), when(l.next_retry_at),
     l.api_version ?? '-', l.last_error ? (l.last_error.length > 80 ? `${l.last_error.slice(0, 77)}...` : l.last_error) : '-',
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
@@ -262,11 +278,11 @@ export function registerConnectionsCommands(program: Command, conn: () => AdminC
       if (kind !== undefined && isAdKind(kind)) {
         const request = adConnectionRequest(kind, { ...opts, pixelId: opts.pixelId ?? opts.datasetId });
         const { websiteId, workspaceId } = await resolveWebsite(conn(), opts.website, opts.workspace);
-        const { data } = await adminRequest<{ data: { platform: string; status: string; api_version_in_use: string } }>(
+        const { data } = await adminRequest<{ data: { platform: string; status: string; api_version_in_use: string; spend_only?: boolean } }>(
           conn(), 'PUT', `/crm/ad-destinations/${encodeURIComponent(websiteId)}/${request.platform}`,
           { workspace_id: workspaceId, credentials: request.credentials, settings: request.settings, api_version: request.api_version },
         );
-        print(data, opts.json, () => `${kind} connected to ${opts.website} (${data.status}, API version ${data.api_version_in_use}); follow it with: sightline connections status --website ${opts.website}`);
+        print(data, opts.json, () => adConnectedMessage(kind, opts.website, data));
         return;
       }
       if (kind !== undefined && kind !== opts.provider && opts.provider !== 'hubspot') throw new Error(`give the CRM once: "${kind}" or --provider ${opts.provider}`);

@@ -31,6 +31,9 @@ export const CRM_SYNC_SETTINGS: ConfigSection<CrmSyncOptions> = {
     SIGHTLINE_META_ADS_URL: { schema: httpUrl, description: "Meta's Graph API base URL for Conversions API uploads." },
     SIGHTLINE_LINKEDIN_ADS_URL: { schema: httpUrl, description: "LinkedIn's Marketing API base URL (adAnalytics, conversions)." },
     SIGHTLINE_GOOGLE_OAUTH_URL: { schema: httpUrl, description: "Google's OAuth 2.0 token endpoint base URL (access tokens minted from a Google Ads account's refresh token). Default https://oauth2.googleapis.com." },
+    SIGHTLINE_GOOGLE_DATA_MANAGER_URL: { schema: httpUrl, description: "Google's Data Manager API base URL (conversions sent back to Google Ads). Default https://datamanager.googleapis.com." },
+    SIGHTLINE_CRM_WRITEBACK_LEASE_MS: { schema: { type: 'integer', minimum: 1000, maximum: 3600000 }, description: 'How long a write-back worker holds a claimed row before another process may take it over (a crashed worker\'s rows come back after it). Default 300000 (5 minutes); keep it above SIGHTLINE_CRM_WRITEBACK_CALL_TIMEOUT_MS.' },
+    SIGHTLINE_CRM_WRITEBACK_CALL_TIMEOUT_MS: { schema: { type: 'integer', minimum: 500, maximum: 600000 }, description: 'Deadline of one write-back call to the CRM or an ad platform. Default 30000.' },
     SIGHTLINE_AD_SPEND_PULL_CRON: { schema: { type: 'string', pattern: '^\\S+( \\S+){4,5}$' }, description: 'When ad spend is pulled from every connected ad account: a cron of 5 or 6 fields. Default hourly (minute 7).' },
     SIGHTLINE_AD_SPEND_COST_DAYS: { schema: { type: 'integer', minimum: 1, maximum: 365 }, description: 'Days of cost every spend pull re-reads (today included). Default 3; an account setting spend_cost_days overrides it.' },
     SIGHTLINE_AD_SPEND_CONVERSION_DAYS: { schema: { type: 'integer', minimum: 1, maximum: 365 }, description: 'Days re-read once a day for conversions the platforms attribute late. Default 30; an account setting spend_conversion_days overrides it.' },
@@ -53,11 +56,15 @@ export const CRM_SYNC_SETTINGS: ConfigSection<CrmSyncOptions> = {
     if (linkedin !== undefined) ads['linkedin_ads'] = trimSlash(linkedin);
     const googleOauth = text('SIGHTLINE_GOOGLE_OAUTH_URL');
     if (googleOauth !== undefined) ads['google_oauth'] = trimSlash(googleOauth);
+    const dataManager = text('SIGHTLINE_GOOGLE_DATA_MANAGER_URL');
+    if (dataManager !== undefined) ads['google_data_manager'] = trimSlash(dataManager);
     if (Object.keys(ads).length > 0) options.adPlatformUrls = ads;
     const spendCron = text('SIGHTLINE_AD_SPEND_PULL_CRON');
     if (spendCron !== undefined) options.adSpendPullCron = spendCron;
     if (values['SIGHTLINE_AD_SPEND_COST_DAYS'] !== undefined) options.adSpendCostDays = Number(values['SIGHTLINE_AD_SPEND_COST_DAYS']);
     if (values['SIGHTLINE_AD_SPEND_CONVERSION_DAYS'] !== undefined) options.adSpendConversionDays = Number(values['SIGHTLINE_AD_SPEND_CONVERSION_DAYS']);
+    if (values['SIGHTLINE_CRM_WRITEBACK_LEASE_MS'] !== undefined) options.writebackLeaseMs = Number(values['SIGHTLINE_CRM_WRITEBACK_LEASE_MS']);
+    if (values['SIGHTLINE_CRM_WRITEBACK_CALL_TIMEOUT_MS'] !== undefined) options.writebackCallTimeoutMs = Number(values['SIGHTLINE_CRM_WRITEBACK_CALL_TIMEOUT_MS']);
     return options;
   },
 };

@@ -13,10 +13,11 @@ import {
   type ApiResponse,
   type ConversionCreatedV1,
   type MilestoneReachedV1,
+  type OutcomeWritebackRequestedV1,
   type StageChangedV1,
 } from '@sightline/proto-schemas';
 import { createChangefeedModule } from '@sightline/service-changefeed';
-import { CRM_STAGE_REASON, crmStageUpdate } from './crm-stage';
+import { CRM_STAGE_REASON, crmStageUpdate, dealMilestone, milestoneRequestId } from './crm-stage';
 import { createContactsModule } from './index';
 import { requestsWriteback } from './outcome-write';
 
@@ -77,11 +78,22 @@ describe('milestone.reached → crm lifecycle stage on the ledger', () => {
     expect(crmStageUpdate(withPayload({ email: '  ' }))).toBeNull();
   });
 
-  it('requests write-back for changes made in Sightline only', () => {
+  it('requests write-back for changes made in Sightline and in the CRM (crm-sync sends the latter to ad platforms only), never for imports', () => {
     expect(requestsWriteback('api:key1')).toBe(true);
-    expect(requestsWriteback('crm:hubspot')).toBe(false);
-    expect(requestsWriteback('crm:salesforce')).toBe(false);
+    expect(requestsWriteback('crm:hubspot')).toBe(true);
+    expect(requestsWriteback('crm:salesforce')).toBe(true);
     expect(requestsWriteback('import')).toBe(false);
+  });
+
+  it('reads a deal milestone as a request for the ad platforms for each of its contacts, never from an import', () => {
+    const envelope = { ...milestoneEnvelope(SITE, 'ada@shop.test', { subject: 'deal', stage: 'deal_won', stage_raw: null, deal_id: 'd-1', amount: 5000, currency: 'USD', contact_emails: [' Ada@Shop.test', 'bob@shop.test', 'ada@shop.test'] }), version: 1, occurred_at: new Date().toISOString() } as TypedEnvelope<'milestone.reached'>;
+    expect(dealMilestone(envelope)).toMatchObject({ websiteId: SITE.id, emails: ['ada@shop.test', 'bob@shop.test'], milestone: { stage: 'deal_won', deal_id: 'd-1', amount: 5000, currency: 'USD' }, source: 'crm:hubspot' });
+    // Without contact_emails, the single email.
+    expect(dealMilestone({ ...envelope, payload: { ...envelope.payload, contact_emails: undefined } })?.emails).toEqual(['ada@shop.test']);
+    expect(dealMilestone({ ...envelope, source: 'import' })).toBeNull();
+    expect(dealMilestone({ ...envelope, payload: { ...envelope.payload, subject: 'contact' } })).toBeNull();
+    expect(milestoneRequestId('m1', 'c1')).toBe(milestoneRequestId('m1', 'c1'));
+    expect(milestoneRequestId('m1', 'c1')).not.toBe(milestoneRequestId('m1', 'c2'));
   });
 });
 
@@ -114,8 +126,8 @@ describe('contacts with changefeed (embedded runner): CRM lifecycle stages', () 
     }
   };
   const settle = () => new Promise((r) => setTimeout(r, 300));
-  const publishConversion = async (site: Site, email: string | null): Promise<string> => {
-    const payload: ConversionCreatedV1 = { ...MESSAGE_EXAMPLES['conversion.created'], conversion_id: randomUUID(), website_id: site.id, workspace_id: WORKSPACE.id, email };
+  const publishConversion = async (site: Site, email: string | null, over: Partial<ConversionCreatedV1> = {}): Promise<string> => {
+    const payload: ConversionCreatedV1 = { ...MESSAGE_EXAMPLES['conversion.created'], conversion_id: randomUUID(), website_id: site.id, workspace_id: WORKSPACE.id, email, ...over };
     await caller.publish({ type: 'conversion.created', source: 'ingest', workspace_id: WORKSPACE.id, website_id: site.id, payload });
     await waitFor('the conversion to be filed', () => get(site, payload.conversion_id).then(() => true, () => undefined));
     return payload.conversion_id;
@@ -137,7 +149,7 @@ describe('contacts with changefeed (embedded runner): CRM lifecycle stages', () 
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('sets the stage on every conversion with the email, announces it as crm:<provider>, requests no write-back, and a repeat changes nothing', async () => {
+  it('sets the stage on every conversion with the email, announces it as crm:<provider>, requests a write-back as crm:<provider>, and a repeat changes nothing', async () => {
     const first = await publishConversion(SITE, 'Ada@Shop.test');
     const second = await publishConversion(SITE, 'ada@shop.test');
     const someoneElse = await publishConversion(SITE, 'bob@shop.test');
@@ -149,11 +161,16 @@ describe('contacts with changefeed (embedded runner): CRM lifecycle stages', () 
     await caller.publish(milestone);
     await waitFor('both conversions to take the stage', async () =>
       (await stageOf(SITE, first)) === 'marketingqualifiedlead' && (await stageOf(SITE, second)) === 'marketingqualifiedlead' ? true : undefined);
-    const changed = await waitFor('two stage.changed', async () => (announced.length >= 2 ? announced : undefined));
+    await waitFor('two stage.changed and two requests', async () => (announced.length >= 4 ? announced : undefined));
     await settle();
+    const changed = announced.filter((e) => e.type === 'stage.changed');
 
-    expect(announced.map((e) => e.type)).toEqual(['stage.changed', 'stage.changed']);
+    expect(announced.map((e) => e.type).sort()).toEqual(['outcome.writeback_requested', 'outcome.writeback_requested', 'stage.changed', 'stage.changed']);
     expect(announced.every((e) => e.source === 'crm:hubspot')).toBe(true);
+    // The request is the CRM's own (crm-sync sends it to ad platforms, never back to the CRM).
+    for (const e of announced.filter((m) => m.type === 'outcome.writeback_requested')) {
+      expect(e.payload).toMatchObject({ requested_by: 'crm:hubspot', changes: [{ field: 'lifecycle_stage_raw', old_value: null, new_value: 'marketingqualifiedlead' }] });
+    }
     expect(changed.map((e) => (e.payload as StageChangedV1).conversion_id).sort()).toEqual([first, second].sort());
     for (const e of changed) {
       expect((e.payload as StageChangedV1).changes).toEqual([{ field: 'lifecycle_stage_raw', old_value: null, new_value: 'marketingqualifiedlead' }]);
@@ -186,7 +203,7 @@ describe('contacts with changefeed (embedded runner): CRM lifecycle stages', () 
     expect(await feed(SITE)).toHaveLength(2);
   });
 
-  it('applies a run of stages in order, ignores deal milestones, and leaves write-back to changes made through the API', async () => {
+  it('applies a run of stages in order, leaves deal milestones off the ledger, and requests no write-back for an import', async () => {
     const carol = await publishConversion(SITE, 'carol@shop.test');
     announced.length = 0;
 
@@ -194,13 +211,21 @@ describe('contacts with changefeed (embedded runner): CRM lifecycle stages', () 
       milestoneEnvelope(SITE, 'carol@shop.test', { stage: 'lead', stage_raw: 'lead' }),
       milestoneEnvelope(SITE, 'carol@shop.test', { stage: 'sales_qualified_lead', stage_raw: 'Sales Qualified Lead' }),
       // A deal milestone and one that does not say what reached the stage: not a lifecycle stage.
-      milestoneEnvelope(SITE, 'carol@shop.test', { stage: 'deal_won', stage_raw: null, subject: 'deal' }),
+      milestoneEnvelope(SITE, 'carol@shop.test', { stage: 'deal_won', stage_raw: null, subject: 'deal', contact_emails: ['carol@shop.test'] }),
       milestoneEnvelope(SITE, 'carol@shop.test', { stage: 'deal_lost', stage_raw: null, subject: null }),
       // Without the CRM's own value the stage key is written; an import is a CRM source too.
       milestoneEnvelope(SITE, 'carol@shop.test', { stage: 'customer', stage_raw: null }, 'import'),
     ]);
-    const changed = await waitFor('three stage.changed', async () => (announced.length >= 3 ? announced : undefined));
+    await waitFor('three stage.changed', async () => (announced.filter((e) => e.type === 'stage.changed').length >= 3 ? true : undefined));
     await settle();
+    const changed = announced.filter((e) => e.type === 'stage.changed');
+    // Requests: the two CRM stages, and the deal milestone (carried for the ad platforms); none for the import nor the milestone without a subject.
+    const requests = announced.filter((e) => e.type === 'outcome.writeback_requested').map((e) => e.payload as OutcomeWritebackRequestedV1);
+    expect(requests.map((r) => [r.requested_by, r.milestone?.stage ?? null, r.changes.map((c) => c.new_value)])).toEqual([
+      ['crm:hubspot', null, ['lead']],
+      ['crm:hubspot', null, ['Sales Qualified Lead']],
+      ['crm:hubspot', 'deal_won', []],
+    ]);
     expect(await stageOf(SITE, carol)).toBe('customer');
     expect(changed.map((e) => [e.type, e.source, (e.payload as StageChangedV1).changes[0]?.old_value, (e.payload as StageChangedV1).changes[0]?.new_value])).toEqual([
       ['stage.changed', 'crm:hubspot', null, 'lead'],
@@ -214,5 +239,41 @@ describe('contacts with changefeed (embedded runner): CRM lifecycle stages', () 
     await waitFor('the PATCH messages', async () => (announced.length >= 2 ? true : undefined));
     await settle();
     expect(announced.map((e) => [e.type, e.source]).sort()).toEqual([['outcome.writeback_requested', 'api:key1'], ['stage.changed', 'api:key1']]);
+  });
+
+  it('requests the ad-platform send of a CRM deal milestone once per contact of the deal, for the conversion holding click ids, the same request on redelivery', async () => {
+    const clicked = await publishConversion(SITE, 'dana@shop.test', { occurred_at: new Date(Date.now() - 3_600_000).toISOString(), properties: { click_ids: { gclid: 'g-dana', fbclid: 'fb-dana' } } });
+    const later = await publishConversion(SITE, 'dana@shop.test', { occurred_at: new Date().toISOString(), properties: {} });
+    const erin = await publishConversion(SITE, 'erin@shop.test', { properties: {} });
+    const before = await get(SITE, clicked);
+    announced.length = 0;
+    const won = milestoneEnvelope(SITE, 'dana@shop.test', {
+      milestone_id: `hubspot:deal:${randomUUID()}:deal_won`, stage: 'deal_won', stage_raw: null, subject: 'deal', deal_id: 'deal-9', amount: 5000, currency: 'USD',
+      occurred_at: '2026-11-20T10:00:00.000Z', contact_emails: ['dana@shop.test', 'erin@shop.test', 'nobody@shop.test'],
+    });
+    await caller.publish(won);
+    const requests = await waitFor('two requests', async () => (announced.length >= 2 ? announced.map((e) => e.payload as OutcomeWritebackRequestedV1) : undefined));
+    await settle();
+    expect(announced.map((e) => [e.type, e.source])).toEqual([['outcome.writeback_requested', 'crm:hubspot'], ['outcome.writeback_requested', 'crm:hubspot']]);
+    expect(requests.map((r) => r.conversion_id).sort()).toEqual([clicked, erin].sort());
+    expect(requests.map((r) => r.conversion_id)).not.toContain(later);
+    const dana = requests.find((r) => r.conversion_id === clicked)!;
+    expect(dana).toMatchObject({
+      requested_by: 'crm:hubspot', changes: [], email: 'dana@shop.test', click_ids: { gclid: 'g-dana', fbclid: 'fb-dana' },
+      milestone: { milestone_id: won.payload.milestone_id, stage: 'deal_won', deal_id: 'deal-9', amount: 5000, currency: 'USD' },
+    });
+    expect(dana.request_id).toBe(milestoneRequestId(won.payload.milestone_id, clicked));
+    // The ledger is untouched: a deal stage is not a field of the conversion.
+    expect((await get(SITE, clicked))['updated_at']).toBe(before['updated_at']);
+
+    // A redelivery yields the same requests (crm-sync records a request id once); an import none.
+    announced.length = 0;
+    await caller.publish({ ...won, id: randomUUID() });
+    await waitFor('the repeated requests', async () => (announced.length >= 2 ? true : undefined));
+    expect(announced.map((e) => (e.payload as OutcomeWritebackRequestedV1).request_id).sort()).toEqual(requests.map((r) => r.request_id).sort());
+    announced.length = 0;
+    await caller.publish(milestoneEnvelope(SITE, 'dana@shop.test', { ...won.payload, milestone_id: 'import:deal:x:deal_won' }, 'import'));
+    await settle();
+    expect(announced).toEqual([]);
   });
 });

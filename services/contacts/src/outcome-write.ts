@@ -2,10 +2,11 @@
 // API, a lifecycle stage arriving from the CRM). It updates the row and its value history inside
 // the caller's transaction and returns the messages that announce the change, for the caller's
 // outbox: conversion.value_changed, stage.changed, conversion.updated by kind, and a CRM /
-// ad-platform write-back request unless the change came from the CRM itself.
+// ad-platform write-back request unless it came from a file import (a crm:<provider> change is
+// requested too: crm-sync sends it to the ad platforms and never back to the CRM).
 import { randomUUID } from 'node:crypto';
 import type { OutboxMessage, SqlExecutor } from '@sightline/kit';
-import type { ConversionUpdatedV1, ConversionValueChangedV1, OutcomeWritebackRequestedV1, PublishedBy, StageChangedV1 } from '@sightline/proto-schemas';
+import type { ConversionUpdatedV1, ConversionValueChangedV1, OutcomeWritebackRequestedV1, PublishedBy, StageChangedV1, WritebackMilestoneV1 } from '@sightline/proto-schemas';
 import { outcomeOf, type ContactRow, type ContactsRepo } from './contacts.repo';
 import { groupChanges, type FieldChange } from './patch';
 
@@ -26,12 +27,49 @@ export interface OutcomeWritten {
 }
 
 /**
- * Whether a change from this source is carried back to the CRM and the ad platforms. A change that
- * came from the CRM (a sync, crm:<provider>, or a file import of CRM records) is not: the CRM
- * already holds it, and asking would start an echo loop.
+ * Whether a change from this source is requested as a write-back. A change made in Sightline is
+ * (CRM and ad platforms). A change that came from the CRM (a sync, crm:<provider>) is too, for the
+ * ad platforms only: crm-sync's planner never writes a crm: request back to the CRM (no echo loop),
+ * while a stage set in the CRM (an MQL, a won deal) is what the ad accounts' stage rules send. A
+ * file import (source "import") requests nothing: historical records are not conversions to report.
  */
 export function requestsWriteback(source: string): boolean {
-  return !(source.startsWith('crm:') || source === 'import');
+  return source !== 'import';
+}
+
+/** The write-back request for a conversion as it now stands (after `changes`), or carrying a CRM milestone. */
+export function writebackRequest(
+  row: ContactRow,
+  changes: FieldChange[],
+  source: string,
+  extra: { requestId?: string; milestone?: WritebackMilestoneV1 } = {},
+): OutcomeWritebackRequestedV1 {
+  const outcome = outcomeOf(row);
+  return {
+    request_id: extra.requestId ?? randomUUID(),
+    conversion_id: row.id,
+    website_id: row.website_id,
+    workspace_id: row.workspace_id,
+    identity_id: row.identity_id,
+    email: row.email,
+    phone: row.phone,
+    ad_consent: row.ad_consent,
+    click_ids: row.click_ids,
+    event_name: row.event_name,
+    conversion_occurred_at: row.occurred_at.toISOString(),
+    ...(extra.milestone ? { milestone: extra.milestone } : {}),
+    changes,
+    current: {
+      status: outcome.status as string | null,
+      sales_value: outcome.sales_value as number | null,
+      quote_value: outcome.quote_value as number | null,
+      currency: outcome.currency as string | null,
+      lead_status_raw: outcome.lead_status_raw as string | null,
+      lifecycle_stage_raw: outcome.lifecycle_stage_raw as string | null,
+      is_spam: outcome.is_spam as boolean,
+    },
+    requested_by: source,
+  };
 }
 
 export async function writeOutcome(tx: SqlExecutor, repo: ContactsRepo, write: OutcomeWrite): Promise<OutcomeWritten> {
@@ -68,31 +106,7 @@ export async function writeOutcome(tx: SqlExecutor, repo: ContactsRepo, write: O
     messages.push({ ...envelope, type: 'conversion.updated', payload });
   }
   if (requestsWriteback(source)) {
-    const payload: OutcomeWritebackRequestedV1 = {
-      request_id: randomUUID(),
-      conversion_id: row.id,
-      website_id: row.website_id,
-      workspace_id: row.workspace_id,
-      identity_id: updated.identity_id,
-      email: updated.email,
-      phone: updated.phone,
-      ad_consent: updated.ad_consent,
-      click_ids: updated.click_ids,
-      event_name: updated.event_name,
-      conversion_occurred_at: updated.occurred_at.toISOString(),
-      changes,
-      current: {
-        status: outcome.status as string | null,
-        sales_value: outcome.sales_value as number | null,
-        quote_value: outcome.quote_value as number | null,
-        currency: outcome.currency as string | null,
-        lead_status_raw: outcome.lead_status_raw as string | null,
-        lifecycle_stage_raw: outcome.lifecycle_stage_raw as string | null,
-        is_spam: outcome.is_spam as boolean,
-      },
-      requested_by: source,
-    };
-    messages.push({ ...envelope, type: 'outcome.writeback_requested', payload });
+    messages.push({ ...envelope, type: 'outcome.writeback_requested', payload: writebackRequest(updated, changes, source) });
   }
   return { updated, messages };
 }

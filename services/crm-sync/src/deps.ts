@@ -18,6 +18,10 @@ export interface CrmSyncOptions {
   adSpendCostDays?: number;
   /** Days re-read once a day for conversions the platforms attribute late; default 30. */
   adSpendConversionDays?: number;
+  /** How long a write-back worker holds a claimed row (a crashed worker's rows come back after it); default 5 minutes. */
+  writebackLeaseMs?: number;
+  /** Deadline of one write-back call; default 30 s. */
+  writebackCallTimeoutMs?: number;
 }
 
 export interface CrmSyncDeps {

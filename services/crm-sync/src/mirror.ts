@@ -218,7 +218,7 @@ async function applyDeals(tx: SqlExecutor, scope: MirrorScope, deals: CrmDeal[],
     const milestone = (stage: string, at: string): OutboxMessage<'milestone.reached'> => message(scope, 'milestone.reached', {
       milestone_id: `${scope.provider}:deal:${d.crm_id}:${stage}`, website_id: scope.websiteId, workspace_id: scope.workspaceId, stage, occurred_at: at,
       identity_id: null, conversion_id: null, email: dealEmails[0] ?? null, deal_id: id, company_id: payload.company_id ?? null,
-      amount: d.amount, currency: d.currency, subject: 'deal',
+      amount: d.amount, currency: d.currency, contact_emails: dealEmails.slice(0, 500), subject: 'deal',
     });
     if (!old) {
       messages.push(message(scope, 'deal.created', payload));

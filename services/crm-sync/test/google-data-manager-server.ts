@@ -8,7 +8,10 @@
 //     with userData). validateOnly checks and records nothing.
 //   GET /v1/requestStatus:retrieve?requestId=…  → {requestStatusPerDestination: [{destination,
 //     requestStatus, errorInfo?: {errorCounts: [{recordCount, reason}]}, eventsIngestionStatus:
-//     {recordCount}}]}: partial failures are reported here, asynchronously (PARTIAL_SUCCESS).
+//     {recordCount}}]}: per-event failures are reported here, asynchronously, with Google's
+//     processing error reasons and counts (no event is named): a destination is SUCCESS when it took
+//     every event, FAILED when it took none, else PARTIAL_SUCCESS. An unknown request id → 404
+//     NOT_FOUND. holdStatus(n) makes the next n reads answer PROCESSING (still being processed).
 //   Auth: "Authorization: Bearer <token>"; a missing or unknown token → 401 UNAUTHENTICATED, an
 //     operating account the token cannot reach → 403 PERMISSION_DENIED, both with google.rpc.ErrorInfo.
 //   Quota: 429 RESOURCE_EXHAUSTED with google.rpc.RetryInfo {retryDelay}.
@@ -48,6 +51,8 @@ export interface DataManagerServerOptions {
   conversionActions?: string[];
   /** gclids Google cannot match: the request succeeds, its status says PARTIAL_SUCCESS with this reason. */
   unmatchedClickIds?: string[];
+  /** Per-event failures by transactionId → Google's processing error reason (e.g. PROCESSING_ERROR_REASON_EVENT_TOO_OLD). */
+  eventFailures?: Record<string, string>;
 }
 
 export interface DataManagerServer {
@@ -57,6 +62,10 @@ export interface DataManagerServer {
   accepted: AcceptedEvent[];
   duplicates: number;
   failNext(...responses: ScriptedResponse[]): void;
+  /** The next `reads` status reads answer PROCESSING for every destination. */
+  holdStatus(reads: number): void;
+  /** Adds a per-event failure for later requests (transactionId → processing error reason). */
+  failEvent(transactionId: string, reason: string): void;
   close(): Promise<void>;
 }
 
@@ -110,12 +119,13 @@ export async function startDataManagerServer(options: DataManagerServerOptions =
   const accounts = options.accounts ? new Set(options.accounts) : null;
   const actions = options.conversionActions ? new Set(options.conversionActions) : null;
   const unmatched = new Set(options.unmatchedClickIds ?? []);
+  const eventFailures = new Map(Object.entries(options.eventFailures ?? {}));
   const scripted: ScriptedResponse[] = [];
   const requests: RecordedRequest[] = [];
   const accepted: AcceptedEvent[] = [];
   const seen = new Set<string>();
   const statuses = new Map<string, StoredStatus>();
-  const state = { duplicates: 0 };
+  const state = { duplicates: 0, held: 0 };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -148,6 +158,10 @@ export async function startDataManagerServer(options: DataManagerServerOptions =
       const id = url.searchParams.get('requestId') ?? '';
       const stored = statuses.get(id);
       if (!stored) return answer(dataManagerError('NOT_FOUND', `Request ${id} not found.`, [errorInfo('REQUEST_ID_NOT_FOUND')]));
+      if (state.held > 0) {
+        state.held -= 1;
+        return answer({ status: 200, body: { requestStatusPerDestination: stored.destinations.map((destination) => ({ destination, requestStatus: 'PROCESSING' })) } });
+      }
       return answer({
         status: 200,
         body: {
@@ -274,6 +288,11 @@ export async function startDataManagerServer(options: DataManagerServerOptions =
           tally.errors.set('PROCESSING_ERROR_REASON_INVALID_GCLID', (tally.errors.get('PROCESSING_ERROR_REASON_INVALID_GCLID') ?? 0) + 1);
           continue;
         }
+        const failure = eventFailures.get(String(e['transactionId']));
+        if (failure !== undefined) {
+          tally.errors.set(failure, (tally.errors.get(failure) ?? 0) + 1);
+          continue;
+        }
         const key = `${accountId}|${conversionAction}|${String(e['transactionId'] ?? randomUUID())}`;
         if (seen.has(key)) {
           state.duplicates += 1;
@@ -301,6 +320,12 @@ export async function startDataManagerServer(options: DataManagerServerOptions =
     },
     failNext: (...responses) => {
       scripted.push(...responses);
+    },
+    holdStatus: (reads) => {
+      state.held = reads;
+    },
+    failEvent: (transactionId, reason) => {
+      eventFailures.set(transactionId, reason);
     },
     close: () => new Promise<void>((resolve, reject) => server.close((e) => (e ? reject(e) : resolve()))),
   };

@@ -90,13 +90,44 @@ describe.each(['embedded', 'postgres'] as const)('ad-platform connections (admin
     expect(badVersion.status).toBe(400);
     expect(badVersion.body['detail']).toContain('is not a google_ads version');
 
-    const noRule = await put('linkedin_ads', { credentials: { access_token: 'li' }, settings: { ad_account_id: '5080001' } });
-    expect(noRule.status).toBe(400);
-    expect(noRule.body['detail']).toContain('conversion_rule_id');
+    const badRule = await put('linkedin_ads', { credentials: { access_token: 'li' }, settings: { ad_account_id: '5080001', conversion_rule_id: 'rule-x' } });
+    expect(badRule.status).toBe(400);
+    expect(badRule.body['detail']).toContain('conversion_rule_id');
 
     const noToken = await put('linkedin_ads', { credentials: {}, settings: { conversion_rule_id: '1' } });
     expect(noToken.status).toBe(400);
     expect(noToken.body['detail']).toContain('access_token');
+  });
+
+  it('takes an account without conversion settings as spend only, still checking every setting that is given', async () => {
+    const site = randomUUID();
+    const google = await put('google_ads', { credentials: { access_token: 'g' }, settings: { customer_id: '123-456-7890' } }, site);
+    expect(google.status).toBe(200);
+    expect(google.body.data).toMatchObject({ platform: 'google_ads', spend_only: true });
+    expect((await put('meta_ads', { credentials: { access_token: 'm' }, settings: { ad_account_id: 'act_1001' } }, site)).status).toBe(200);
+    expect((await put('linkedin_ads', { credentials: { access_token: 'li' }, settings: { ad_account_id: '5080001' } }, site)).status).toBe(200);
+    const listed = (await admin(`/crm/ad-destinations?website_id=${site}`)).body.data;
+    expect(listed.map((d) => [d['platform'], d['spend_only']])).toEqual([['google_ads', true], ['linkedin_ads', true], ['meta_ads', true]]);
+
+    // Given conversion settings are validated as before, and so is everything else on a spend-only account.
+    const badAction = await put('google_ads', { credentials: { access_token: 'g' }, settings: { customer_id: '1234567890', conversion_action_id: 'purchase' } }, site);
+    expect(badAction.status).toBe(400);
+    expect(badAction.body['detail']).toContain('conversion_action_id');
+    const badPixel = await put('meta_ads', { credentials: { access_token: 'm' }, settings: { pixel_id: 'px' } }, site);
+    expect(badPixel.status).toBe(400);
+    const badCustomer = await put('google_ads', { credentials: { access_token: 'g' }, settings: { customer_id: 'abc' } }, site);
+    expect(badCustomer.status).toBe(400);
+    expect(badCustomer.body['detail']).toContain('customer_id');
+    const badCurrency = await put('meta_ads', { credentials: { access_token: 'm' }, settings: { ad_account_id: 'act_1', currency: 'euro' } }, site);
+    expect(badCurrency.status).toBe(400);
+    const rulesNowhere = await put('linkedin_ads', { credentials: { access_token: 'li' }, settings: { ad_account_id: '5080001', send: [{ outcome: 'stage', stage: 'deal_won' }] } }, site);
+    expect(rulesNowhere.status).toBe(400);
+    expect(rulesNowhere.body['detail']).toContain('setting "send" needs "conversion_rule_id"');
+
+    // Adding the conversion setting later makes it a full account.
+    const upgraded = await put('google_ads', { credentials: { access_token: 'g' }, settings: { customer_id: '123-456-7890', conversion_action_id: '42' } }, site);
+    expect(upgraded.body.data['spend_only']).toBe(false);
+    expect((await admin(`/crm/ad-destinations?website_id=${site}`)).body.data[0]).toMatchObject({ platform: 'google_ads', spend_only: false });
   });
 
   it('reports each account\'s last pull (rows or the platform\'s reason), last push, rejections and next retry', async () => {
@@ -131,6 +162,14 @@ describe.each(['embedded', 'postgres'] as const)('ad-platform connections (admin
       next_retry_at: '2026-11-27T11:05:00.000Z',
       last_rejection: 'LinkedIn 400: conversionHappenedAt is more than 90 days ago',
       last_rejection_at: '2026-11-27T10:00:00.000Z',
+    });
+
+    // A rejection the platform reports after the upload was taken (Google's request status) leaves the row done but shows as the last rejection.
+    await queue('done', { at: new Date('2026-11-27T10:30:00Z'), detail: 'Google rejected part of request r-1 (PARTIAL_SUCCESS): PROCESSING_ERROR_REASON_EVENT_TOO_OLD: 1' });
+    expect((await admin(`/crm/ad-destinations?website_id=${site}`)).body.data[0]).toMatchObject({
+      pushes: { done: 2, waiting: 1, dead: 1 },
+      last_rejection: 'Google rejected part of request r-1 (PARTIAL_SUCCESS): PROCESSING_ERROR_REASON_EVENT_TOO_OLD: 1',
+      last_rejection_at: '2026-11-27T10:30:00.000Z',
     });
 
     await saveAdPullStatus(sql, site, 'linkedin_ads', { at: new Date('2026-11-27T13:00:00Z'), rows: 3 });

@@ -4,15 +4,17 @@
 // - sightline_crm_sync_ad_pull_rows_total{platform}: spend rows upserted by API pulls;
 // - sightline_crm_sync_ad_push_total{platform, outcome}: conversion uploads by how they ended, with
 //   the write-back queue's own words (done: accepted or already there; failed: retry scheduled;
-//   dead: refused or given up; skipped: nothing to send, e.g. no identifier or consent denied).
+//   dead: refused or given up; skipped: nothing to send, e.g. no identifier or consent denied), and
+//   for Google's asynchronous follow-up (writeback/google-request-status.ts) confirmed: Google took
+//   the events; rejected: Google refused some of them later (the rest stay sent).
 import { counterOf, type ModuleContext } from '@sightline/kit';
 import type { Counter } from 'prom-client';
 import type { AdConnectionPlatform } from '../writeback/connection';
 
 type Registry = ModuleContext['metrics'];
 
-export type AdPushOutcome = 'done' | 'failed' | 'dead' | 'skipped';
-export const AD_PUSH_OUTCOMES: readonly AdPushOutcome[] = ['done', 'failed', 'dead', 'skipped'];
+export type AdPushOutcome = 'done' | 'failed' | 'dead' | 'skipped' | 'confirmed' | 'rejected';
+export const AD_PUSH_OUTCOMES: readonly AdPushOutcome[] = ['done', 'failed', 'dead', 'skipped', 'confirmed', 'rejected'];
 
 export const AD_PULL_ROWS_METRIC = 'sightline_crm_sync_ad_pull_rows_total';
 export const AD_PUSH_METRIC = 'sightline_crm_sync_ad_push_total';

@@ -172,6 +172,9 @@ describe('crm-sync HubSpot sync (embedded module)', () => {
     expect(new Set(ids).size).toBe(ids.length);
     expect(milestones.filter((m) => m.payload.stage === 'deal_created')).toHaveLength(4);
     expect(milestones.filter((m) => m.payload.stage === 'deal_won').map((m) => m.payload.amount)).toEqual([5000]);
+    // A deal milestone names every contact of the deal (contacts sends a deal stage to the ad platforms for their conversions).
+    expect(milestones.find((m) => m.payload.stage === 'deal_created' && m.payload.amount === 12000)?.payload.contact_emails).toEqual(['ada@acme.com', 'bob@acme.com']);
+    expect(milestones.find((m) => m.payload.stage === 'deal_won')?.payload.contact_emails).toEqual(['cy@globex.com']);
     expect(milestones.filter((m) => m.payload.stage === 'deal_lost')).toHaveLength(1);
 
     const members = ofType<CrmMembersSyncedV1>('crm.members_synced');

@@ -93,7 +93,8 @@ function sentValue(request: OutcomeWritebackRequestedV1, source: ValueSource): n
 
 /**
  * The outcomes of one request the account's rules send, in rule order, one per key. A contact
- * marked spam sends nothing. A stage matches a change that sets `status` or `lifecycle_stage_raw`.
+ * marked spam sends nothing. A stage matches a change that sets `status` or `lifecycle_stage_raw`,
+ * or the CRM deal milestone the request carries (`milestone`: its "sales_value" is the deal amount).
  */
 export function plannedSends(request: OutcomeWritebackRequestedV1, changedAt: Date, settings: SharedUploadSettings): PlannedSend[] {
   if (request.current.is_spam) return [];
@@ -102,6 +103,9 @@ export function plannedSends(request: OutcomeWritebackRequestedV1, changedAt: Da
       .filter((c) => (c.field === 'status' || c.field === 'lifecycle_stage_raw') && typeof c.new_value === 'string' && c.new_value !== '')
       .map((c) => stageKey(c.new_value as string)),
   );
+  // A CRM deal milestone (deal_won...) carried by the request reaches its stage too.
+  const milestone = request.milestone ?? null;
+  if (milestone) reached.add(stageKey(milestone.stage));
   const sends: PlannedSend[] = [];
   const seen = new Set<string>();
   for (const rule of settings.send) {
@@ -115,14 +119,16 @@ export function plannedSends(request: OutcomeWritebackRequestedV1, changedAt: Da
     }
     if (seen.has(key)) continue;
     seen.add(key);
-    const value = sentValue(request, rule.value);
+    // For a deal milestone, "sales_value" is the deal's amount, in the deal's currency.
+    const dealValue = milestone !== null && rule.stage === stageKey(milestone.stage) && rule.value === 'sales_value';
+    const value = dealValue ? (milestone.amount !== null && milestone.amount > 0 ? milestone.amount : null) : sentValue(request, rule.value);
     sends.push({
       key,
       outcome: rule.outcome,
       stage: rule.stage,
       conversion_action: rule.conversion_action,
       value,
-      currency: value === null ? null : rule.currency ?? request.current.currency ?? settings.currency,
+      currency: value === null ? null : (dealValue ? milestone.currency : null) ?? rule.currency ?? request.current.currency ?? settings.currency,
       at: changedAt,
     });
   }
@@ -219,4 +225,28 @@ export function parseSendRules(input: unknown): SendRule[] {
       conversion_action: action === undefined || action === null ? null : String(action),
     };
   });
+}
+
+/**
+ * The setting that makes an ad account send conversions, per platform (any of `keys`; LinkedIn also
+ * takes "conversion"). An account without it is spend only: its spend is pulled, no conversion is
+ * sent, and the planner records why (spendOnlyNote). A value that is given is validated as ever.
+ */
+export const CONVERSION_SETTINGS = {
+  google_ads: { keys: ['conversion_action_id'], what: 'conversion action', name: 'Google Ads', kind: 'google-ads', flag: '--conversion-action-id' },
+  meta_ads: { keys: ['pixel_id'], what: 'pixel', name: 'Meta', kind: 'meta-ads', flag: '--pixel-id' },
+  linkedin_ads: { keys: ['conversion_rule_id', 'conversion'], what: 'conversion rule', name: 'LinkedIn', kind: 'linkedin-ads', flag: '--conversion-rule-id' },
+} as const;
+export type ConversionPlatform = keyof typeof CONVERSION_SETTINGS;
+
+/** Whether an account's settings name where its conversions go (else it is spend only). */
+export function conversionsConfigured(platform: ConversionPlatform, raw: unknown): boolean {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return false;
+  return CONVERSION_SETTINGS[platform].keys.some((k) => (raw as Raw)[k] !== undefined && (raw as Raw)[k] !== null);
+}
+
+/** The skip a spend-only account records for a conversion its rules would send. */
+export function spendOnlyNote(platform: ConversionPlatform): string {
+  const c = CONVERSION_SETTINGS[platform];
+  return `no ${c.what} configured for ${c.name}: conversions are not sent; add one with \`sightline connections add ${c.kind} ... ${c.flag}\``;
 }

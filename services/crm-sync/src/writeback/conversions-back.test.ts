@@ -240,6 +240,29 @@ describe('stage outcomes back to Meta and LinkedIn (worker, PGlite, stand-ins)',
     expect(metaEvents(id)).toHaveLength(1);
   });
 
+  it('sends a CRM deal milestone (no field changed) valued at the deal amount, once across a redelivery, with no CRM row', async () => {
+    const websiteId = await site();
+    const request = dealWon(websiteId, {
+      changes: [], current: { ...dealWon(websiteId).current, status: null, sales_value: null },
+      milestone: { milestone_id: 'hubspot:deal:77:deal_won', stage: 'deal_won', deal_id: 'deal-77', amount: 9000, currency: 'USD' },
+    });
+    const id = request.conversion_id;
+    const envelopeId = randomUUID();
+    await deliver(request, envelopeId);
+    await rowsWhen(id, (x) => x['meta_ads']?.status === 'done' && x['linkedin_ads']?.status === 'done');
+    // contacts derives the request id from (milestone, conversion): a redelivered milestone is the same request.
+    await deliver(request, randomUUID());
+    await deliver(request, envelopeId);
+    await new Promise((r) => setTimeout(r, 300));
+    await parts.runDue();
+    const all = await sql.query<{ target: string }>('SELECT target FROM writebacks WHERE conversion_id = $1::uuid', [id]);
+    expect(all.rows.map((r) => r.target).sort()).toEqual(['linkedin_ads', 'meta_ads']);
+    expect(linkedinEvents(id)).toHaveLength(1);
+    expect(linkedinEvents(id)[0]).toMatchObject({ eventId: `${id}:stage:deal_won`, conversionValue: { currencyCode: 'USD', amount: '9000' } });
+    expect(metaEvents(id)).toHaveLength(1);
+    expect(metaEvents(id)[0]).toMatchObject({ event_id: `${id}:stage:deal_won`, custom_data: { value: 9000, currency: 'USD' }, user_data: { em: [EMAIL_SHA256] } });
+  });
+
   it('calls the version an operator pinned on the account (ad_destinations.api_version) instead of the table\'s', async () => {
     const websiteId = await site();
     await sql.query(`UPDATE ad_destinations SET api_version = CASE platform WHEN 'linkedin_ads' THEN '202611' ELSE 'v26.0' END WHERE website_id = $1`, [websiteId]);

@@ -16,7 +16,8 @@
 //   - encoding HEX, validateOnly from the account's "validate_only" setting.
 // Auth: an OAuth bearer token (credentials.access_token) with the datamanager scope; no developer
 // token. The answer is {requestId}; processing is asynchronous and retrieveRequestStatus() reads
-// GET {base}/v1/requestStatus:retrieve?requestId=… (requestStatusPerDestination).
+// GET {base}/v1/requestStatus:retrieve?requestId=… (requestStatusPerDestination); the periodic
+// follow-up of sent rows (confirmed, partly rejected, failed) is google-request-status.ts.
 // Errors follow google.rpc.Status: {error: {code, message, status, details: [ErrorInfo {reason,
 // domain, metadata}, BadRequest {fieldViolations}, RetryInfo {retryDelay}, RequestInfo {requestId},
 // ...]}}. The API fails fast: one bad event fails the whole request.
@@ -223,9 +224,11 @@ interface RequestStatusPerDestination {
   eventsIngestionStatus?: { recordCount?: string | number };
 }
 
-const RANK: Record<RequestStatus, number> = { FAILED: 4, PARTIAL_SUCCESS: 3, PROCESSING: 2, REQUEST_STATUS_UNKNOWN: 1, SUCCESS: 0 };
-
-/** The asynchronous outcome of an ingest request, summed over its destinations (the worst status wins). */
+/**
+ * The asynchronous outcome of an ingest request, summed over its destinations: not final while any
+ * destination is PROCESSING (or unknown); SUCCESS or FAILED when every destination says so; else
+ * PARTIAL_SUCCESS (Google took part of it: some destinations or some events).
+ */
 export async function retrieveRequestStatus(baseUrl: string, credentials: Credentials, requestId: string, signal: AbortSignal, now: Date): Promise<RequestStatusSummary> {
   const url = `${baseUrl.replace(/\/$/, '')}/${apiVersion('google_data_manager')}/requestStatus:retrieve?requestId=${encodeURIComponent(requestId)}`;
   const { authorization } = headersFor(credentials);
@@ -233,12 +236,17 @@ export async function retrieveRequestStatus(baseUrl: string, credentials: Creden
   const text = await response.text();
   if (!response.ok) throw dataManagerError(response.status, text, response.headers, now);
   const perDestination = (parseJson(text) as { requestStatusPerDestination?: RequestStatusPerDestination[] } | null)?.requestStatusPerDestination ?? [];
-  let status: RequestStatus = perDestination.length === 0 ? 'REQUEST_STATUS_UNKNOWN' : 'SUCCESS';
+  const each = perDestination.map((entry) => entry.requestStatus ?? 'REQUEST_STATUS_UNKNOWN');
+  let status: RequestStatus;
+  if (each.length === 0) status = 'REQUEST_STATUS_UNKNOWN';
+  else if (each.includes('PROCESSING')) status = 'PROCESSING';
+  else if (each.includes('REQUEST_STATUS_UNKNOWN')) status = 'REQUEST_STATUS_UNKNOWN';
+  else if (each.every((s) => s === 'SUCCESS')) status = 'SUCCESS';
+  else if (each.every((s) => s === 'FAILED')) status = 'FAILED';
+  else status = 'PARTIAL_SUCCESS';
   const errors: string[] = [];
   let records: number | null = null;
   for (const entry of perDestination) {
-    const s = entry.requestStatus ?? 'REQUEST_STATUS_UNKNOWN';
-    if (RANK[s] > RANK[status]) status = s;
     for (const count of entry.errorInfo?.errorCounts ?? []) errors.push(`${count.reason ?? 'UNKNOWN'}: ${count.recordCount ?? '?'}`);
     if (entry.eventsIngestionStatus?.recordCount !== undefined) records = (records ?? 0) + Number(entry.eventsIngestionStatus.recordCount);
   }

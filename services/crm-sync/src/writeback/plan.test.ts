@@ -100,6 +100,29 @@ describe('planWriteback', () => {
     expect(planWriteback(won, AT, custom).rows.map((r) => r.target)).toEqual(['crm']);
   });
 
+  it('records one readable skip per request for a spend-only account, and nothing when there is nothing to send', () => {
+    const spendOnly = facts({
+      destinations: [
+        { platform: 'google_ads', workspace_id: 'w', settings: { customer_id: '123-456-7890' } },
+        { platform: 'meta_ads', workspace_id: 'w', settings: { ad_account_id: 'act_1' } },
+        { platform: 'linkedin_ads', workspace_id: 'w', settings: { ad_account_id: '5080001' } },
+      ],
+    });
+    const rows = byTarget(planWriteback(request(), AT, spendOnly).rows);
+    expect(rows['google_ads']).toMatchObject({
+      status: 'skipped',
+      detail: 'no conversion action configured for Google Ads: conversions are not sent; add one with `sightline connections add google-ads ... --conversion-action-id`',
+    });
+    expect(rows['meta_ads']).toMatchObject({ status: 'skipped', detail: expect.stringContaining('no pixel configured for Meta') });
+    expect(rows['linkedin_ads']).toMatchObject({ status: 'skipped', detail: expect.stringContaining('--conversion-rule-id') });
+    expect(planWriteback(request(), AT, spendOnly).rows.filter((r) => r.target !== 'crm').every((r) => r.sends === undefined)).toBe(true);
+    const notes = request({ changes: [{ field: 'notes', old_value: null, new_value: 'called' }] });
+    expect(planWriteback(notes, AT, spendOnly).rows.map((r) => r.target)).toEqual(['crm']);
+    // The other settings of a spend-only account are still checked.
+    const broken = facts({ destinations: [{ platform: 'google_ads', workspace_id: 'w', settings: { customer_id: 'abc' } }] });
+    expect(byTarget(planWriteback(request(), AT, broken).rows)['google_ads']).toMatchObject({ status: 'skipped', detail: expect.stringContaining('settings are invalid: setting "customer_id"') });
+  });
+
   it('records unusable account settings as a skip with the reason', () => {
     const broken = facts({ destinations: [{ ...GOOGLE, settings: { customer_id: 'abc' } }] });
     expect(byTarget(planWriteback(request(), AT, broken).rows)['google_ads']).toMatchObject({ status: 'skipped', detail: expect.stringContaining('customer_id') });
@@ -145,5 +168,46 @@ describe('formats and backoff', () => {
     expect(parseRetryAfter('120', AT)).toBe(120_000);
     expect(parseRetryAfter(new Date(AT.getTime() + 5000).toUTCString(), AT)).toBeGreaterThan(3000);
     expect(parseRetryAfter('soon', AT)).toBeNull();
+  });
+});
+
+describe('planWriteback: CRM stages (deal milestones and lifecycle stages set in the CRM)', () => {
+  const RULES = { send: [{ outcome: 'stage', stage: 'deal_won', value: 'sales_value' }, { outcome: 'stage', stage: 'marketing_qualified_lead', value: null }] };
+  const META_STAGES: AdDestinationRow = { platform: 'meta_ads', workspace_id: 'w', settings: { pixel_id: '555', ...RULES } };
+  const LINKEDIN_STAGES: AdDestinationRow = { platform: 'linkedin_ads', workspace_id: 'w', settings: { conversion_rule_id: '104', ...RULES } };
+  const won = (over: Partial<OutcomeWritebackRequestedV1> = {}) => request({
+    requested_by: 'crm:hubspot', changes: [],
+    current: { ...request().current, sales_value: null, currency: 'EUR' },
+    milestone: { milestone_id: 'hubspot:deal:77:deal_won', stage: 'deal_won', deal_id: 'd-77', amount: 4200, currency: 'USD' },
+    ...over,
+  });
+
+  it('sends a deal milestone as its stage outcome, valued at the deal amount in the deal currency, and writes nothing to the CRM', () => {
+    const plan = planWriteback(won(), AT, facts({ destinations: [META_STAGES, LINKEDIN_STAGES] }));
+    expect(plan.rows.map((r) => r.target)).toEqual(['meta_ads', 'linkedin_ads']);
+    expect(plan.crmHolds).toEqual([]);
+    const meta = byTarget(plan.rows)['meta_ads']!;
+    expect(meta).toMatchObject({ status: 'pending', sends: [{ key: 'stage:deal_won', value: 4200, currency: 'USD' }] });
+    expect((meta.payload as { data: { event_id: string; custom_data: unknown }[] }).data[0]).toMatchObject({
+      event_id: `${MESSAGE_EXAMPLES['outcome.writeback_requested'].conversion_id}:stage:deal_won`, custom_data: { value: 4200, currency: 'USD' },
+    });
+    // Sent once: a later request of the same milestone finds it.
+    const again = planWriteback(won({ request_id: '1b2c3d4e-0000-4000-8000-000000000001' }), AT, facts({
+      destinations: [META_STAGES], adSent: new Map([[sentKey('meta_ads', 'stage:deal_won'), { key: 'stage:deal_won', value: 4200, currency: 'USD' }]]),
+    }));
+    expect(byTarget(again.rows)['meta_ads']).toMatchObject({ status: 'skipped', detail: expect.stringContaining('already uploaded') });
+    // A milestone no rule names, or a deal without an amount: nothing, or no value.
+    expect(planWriteback(won({ milestone: { milestone_id: 'm', stage: 'deal_lost', deal_id: null, amount: 10, currency: 'USD' } }), AT, facts({ destinations: [META_STAGES] })).rows).toEqual([]);
+    const noAmount = planWriteback(won({ milestone: { milestone_id: 'm', stage: 'deal_won', deal_id: null, amount: null, currency: null } }), AT, facts({ destinations: [META_STAGES] }));
+    expect(byTarget(noAmount.rows)['meta_ads']).toMatchObject({ status: 'pending', sends: [{ key: 'stage:deal_won', value: null, currency: null }] });
+    // Consent denied: nothing leaves.
+    expect(byTarget(planWriteback(won({ ad_consent: 'denied' }), AT, facts({ destinations: [META_STAGES] })).rows)['meta_ads']).toMatchObject({ status: 'skipped', detail: expect.stringContaining('consent') });
+  });
+
+  it('sends a lifecycle stage set in the CRM to the ad platforms and never back to the CRM', () => {
+    const mql = request({ requested_by: 'crm:hubspot', changes: [{ field: 'lifecycle_stage_raw', old_value: 'lead', new_value: 'Marketing Qualified Lead' }] });
+    const rows = byTarget(planWriteback(mql, AT, facts({ destinations: [LINKEDIN_STAGES] })).rows);
+    expect(rows['crm']).toMatchObject({ status: 'skipped', detail: expect.stringContaining('came from the CRM') });
+    expect(rows['linkedin_ads']).toMatchObject({ status: 'pending', sends: [{ key: 'stage:marketing_qualified_lead', value: null }] });
   });
 });

@@ -8,6 +8,8 @@
 //   - no connection for the website: skipped "no CRM connected" (not an error, never retried);
 //   - every changed field already holds that value in the CRM (we wrote it, or the CRM told us):
 //     skipped as an echo. This is what stops a loop when a sync brings back a value we wrote.
+// A request carrying only a CRM deal milestone (contacts' crm-stage.ts; changes empty) gets no CRM
+// row at all: the deal is the CRM's own.
 // Ad platforms (per configured account): the account's "send" rules (conversion.ts,
 // parseSendRules; default: tracked conversions only) decide which outcomes of the request go to it
 // — a tracked conversion and/or stage milestones, each with its value source and currency. Then:
@@ -19,7 +21,7 @@
 //     the outcomes left, or null when the contact cannot be matched (no click id, no identifier).
 import type { OutcomeWritebackRequestedV1, WritebackTarget } from '@sightline/proto-schemas';
 import type { AdDestinationRow, AdPlatform } from './connection';
-import { adConsent, plannedSends, settingsObject, sharedSettings, SettingsError, type PlannedSend } from './conversion';
+import { adConsent, CONVERSION_SETTINGS, conversionsConfigured, plannedSends, settingsObject, sharedSettings, SettingsError, spendOnlyNote, type PlannedSend } from './conversion';
 import { googleUploadBody, parseGoogleAdsSettings } from './google-ads';
 import { dataManagerBody, parseDataManagerSettings } from './google-data-manager';
 import { linkedinUploadBody, parseLinkedinAdsSettings } from './linkedin-ads';
@@ -88,7 +90,8 @@ export function planWriteback(request: OutcomeWritebackRequestedV1, changedAt: D
   const fromCrm = request.requested_by.startsWith(CRM_SOURCE_PREFIX);
   const crmHolds = fromCrm ? request.changes.map((c) => ({ field: c.field, value: c.new_value })) : [];
 
-  rows.push(planCrm(request, facts, fromCrm));
+  // A request that only carries a CRM deal milestone (no field changed) has nothing for the CRM.
+  if (request.changes.length > 0) rows.push(planCrm(request, facts, fromCrm));
   for (const destination of facts.destinations) {
     const row = planAd(request, changedAt, destination, facts.adSent);
     if (row) rows.push(row);
@@ -110,9 +113,12 @@ function planAd(request: OutcomeWritebackRequestedV1, changedAt: Date, destinati
   const builder = AD_BUILDERS[platform];
   const skip = (detail: string): PlannedRow => ({ target: platform, provider: platform, status: 'skipped', detail, payload: {} });
   try {
-    const sends = plannedSends(request, changedAt, builder.settings(destination.settings));
+    const account = adAccountSettings(platform, destination.settings);
+    const sends = plannedSends(request, changedAt, account.settings);
     // Nothing the account's rules send: nothing to say for this platform.
     if (sends.length === 0) return null;
+    // A spend-only account (no conversion setting): one readable skip for this request, never a failure.
+    if (account.spendOnly) return skip(spendOnlyNote(platform));
     if (adConsent(request) === 'denied') return skip('consent for ad personalisation denied: not sent');
     const fresh: PlannedSend[] = [];
     const notes: string[] = [];
@@ -138,6 +144,23 @@ function planAd(request: OutcomeWritebackRequestedV1, changedAt: Date, destinati
     if (error instanceof SettingsError) return skip(`${builder.name} account settings are invalid: ${error.message}`);
     throw error;
   }
+}
+
+/**
+ * An ad account's settings as the planner and the admin route read them: with its platform's
+ * conversion setting (conversion.ts CONVERSION_SETTINGS) the builder checks them all; without it the
+ * account is spend only, and every other setting given is checked the same way (the missing one set
+ * aside), except "send", which needs somewhere to send to. Throws SettingsError.
+ */
+export function adAccountSettings(platform: AdPlatform, raw: unknown): { spendOnly: boolean; settings: ReturnType<typeof sharedSettings> } {
+  const builder = AD_BUILDERS[platform];
+  if (conversionsConfigured(platform, raw)) return { spendOnly: false, settings: builder.settings(raw) };
+  const given = settingsObject(raw, platform);
+  const needed = CONVERSION_SETTINGS[platform].keys[0];
+  if (given['send'] !== undefined && given['send'] !== null) {
+    throw new SettingsError(`setting "send" needs "${needed}" (where ${builder.name} conversions go); leave "send" out for a spend-only account`);
+  }
+  return { spendOnly: true, settings: builder.settings({ ...given, [needed]: '0' }) };
 }
 
 /** Google: the Data Manager API (default), or uploadClickConversions when the account opts in with "api": "google_ads_api" (one outcome per upload: its orderId is the conversion id). */

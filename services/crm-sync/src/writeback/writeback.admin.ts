@@ -3,8 +3,10 @@
 //   GET    /admin/crm/writebacks?status=dead&website_id=&conversion_id=&limit=
 //   GET    /admin/crm/writebacks/:id
 //   POST   /admin/crm/writebacks/:id/retry
-//   GET    /admin/crm/ad-destinations?website_id=   (with each account's status: pulls, pushes, versions)
+//   GET    /admin/crm/ad-destinations?website_id=   (with each account's status: pulls, pushes, versions; the last
+//          rejection is a dead upload's reason or one the platform reported later, e.g. Google's request status)
 //   PUT    /admin/crm/ad-destinations/:website_id/:platform   {workspace_id, credentials, settings, api_version?}
+//          (settings without the platform's conversion setting: a spend-only account, shown with spend_only true)
 //   DELETE /admin/crm/ad-destinations/:website_id/:platform
 import { adminRoute, ProblemError, type ModuleInstance, type Outbox, type SqlStore } from '@sightline/kit';
 import type { WritebackStatus } from '@sightline/proto-schemas';
@@ -12,10 +14,8 @@ import type { CredentialsBox } from '../connections/credentials';
 import type { Credentials } from '../connectors/connector';
 import { API_VERSIONS, apiVersion, PLATFORM_API, versionProblem } from '../ads/api-versions';
 import { AD_PLATFORMS, adDestinationKey, type AdConnectionPlatform, type AdPlatform } from './connection';
-import { SettingsError } from './conversion';
-import { parseGoogleAdsSettings } from './google-ads';
-import { parseLinkedinAdsSettings } from './linkedin-ads';
-import { parseMetaAdsSettings } from './meta-ads';
+import { conversionsConfigured, SettingsError } from './conversion';
+import { adAccountSettings } from './plan';
 import { statusMessage } from './status';
 import { getRow, listRows, requeueRow, type WritebackRow } from './store';
 
@@ -119,7 +119,8 @@ export function writebackAdminRoutes(router: AdminRouter, deps: WritebackAdminDe
            ) w ON true
            LEFT JOIN LATERAL (
              SELECT coalesce(last_error, detail) AS detail, updated_at FROM writebacks
-              WHERE website_id = d.website_id AND target = d.platform AND status = 'dead' ORDER BY updated_at DESC LIMIT 1
+              WHERE website_id = d.website_id AND target = d.platform
+                AND (status = 'dead' OR (status = 'done' AND last_error IS NOT NULL)) ORDER BY updated_at DESC LIMIT 1
            ) r ON true
          ${websiteId ? 'WHERE d.website_id = $1' : ''} ORDER BY d.website_id, d.platform`,
         websiteId ? [websiteId] : [],
@@ -149,6 +150,7 @@ export function writebackAdminRoutes(router: AdminRouter, deps: WritebackAdminDe
         data: {
           website_id: websiteId, platform, workspace_id: body['workspace_id'], settings: body['settings'], status: 'active',
           api_version: pinned, api_version_in_use: apiVersion(PLATFORM_API[platform as AdConnectionPlatform], pinned),
+          spend_only: !conversionsConfigured(platform as AdConnectionPlatform, body['settings']),
         },
       }), next);
   });
@@ -181,9 +183,8 @@ function checkDestination(platform: string, body: Record<string, unknown>): stri
     if (problem !== null) return problem;
   }
   try {
-    if (platform === 'google_ads') parseGoogleAdsSettings(body['settings']);
-    else if (platform === 'meta_ads') parseMetaAdsSettings(body['settings']);
-    else parseLinkedinAdsSettings(body['settings']);
+    // Without its platform's conversion setting the account is spend only; what is given is checked all the same.
+    adAccountSettings(platform as AdPlatform, body['settings']);
   } catch (error) {
     if (error instanceof SettingsError) return error.message;
     throw error;
@@ -224,6 +225,8 @@ function presentDestination(r: AdDestinationStatusRow) {
     workspace_id: r.workspace_id,
     settings: r.settings,
     status: r.status,
+    /** No conversion setting (conversion_action_id, pixel_id, conversion_rule_id): spend is pulled, no conversion is sent. */
+    spend_only: !conversionsConfigured(r.platform, r.settings),
     updated_at: r.updated_at.toISOString(),
     api: api,
     api_version: r.api_version,

@@ -8,6 +8,8 @@ import { connectorFor } from '../connectors/registry';
 import type { CrmSyncDeps } from '../deps';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './backoff';
 import { enqueueWriteback } from './enqueue';
+import { DATA_MANAGER_URL, DATA_MANAGER_URL_KEY } from './google-data-manager';
+import { checkRequestStatuses, REQUEST_STATUS_CRON, REQUEST_STATUS_DEFAULTS } from './google-request-status';
 import { writebackAdminRoutes } from './writeback.admin';
 import { createWorker, type ConnectorLookup } from './worker';
 
@@ -24,6 +26,10 @@ export interface WritebackOverrides {
   /** Work the queue right after a request is queued; default true. */
   runOnArrival?: boolean;
   callTimeoutMs?: number;
+  /** Cron of the Google request-status follow-up (google-request-status.ts); default every 5 minutes. */
+  requestStatusCron?: string;
+  /** Its bounds: rows per round, wait before asking again, and when to stop asking. */
+  requestStatus?: Partial<typeof REQUEST_STATUS_DEFAULTS>;
 }
 
 export type WritebackDeps = CrmSyncDeps & { writeback?: WritebackOverrides };
@@ -34,6 +40,8 @@ export interface WritebackParts {
   adminRoutes: NonNullable<ModuleInstance['adminRoutes']>;
   /** Works every due row now (tests, the admin retry). */
   runDue(): Promise<number>;
+  /** One round of the Google request-status follow-up now (tests); answers how many rows were checked. */
+  checkRequestStatuses(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -53,11 +61,23 @@ export function writebackParts(deps: WritebackDeps): WritebackParts {
     connectorFor: overrides.connectorFor ?? connectorFor,
     policy,
     now,
-    leaseMs: 5 * 60_000,
+    leaseMs: deps.options.writebackLeaseMs ?? 5 * 60_000,
     batchSize: 20,
-    callTimeoutMs: overrides.callTimeoutMs ?? 30_000,
+    callTimeoutMs: overrides.callTimeoutMs ?? deps.options.writebackCallTimeoutMs ?? 30_000,
   });
   const runOnArrival = overrides.runOnArrival ?? true;
+  const checkStatuses = (): Promise<number> => checkRequestStatuses({
+    sql: deps.sql,
+    outbox: deps.outbox,
+    box,
+    logger: deps.logger,
+    baseUrl: deps.options.adPlatformUrls?.[DATA_MANAGER_URL_KEY] ?? DATA_MANAGER_URL,
+    policy,
+    now,
+    callTimeoutMs: overrides.callTimeoutMs ?? deps.options.writebackCallTimeoutMs ?? 30_000,
+    ...REQUEST_STATUS_DEFAULTS,
+    ...overrides.requestStatus,
+  });
 
   return {
     consumers: {
@@ -67,11 +87,15 @@ export function writebackParts(deps: WritebackDeps): WritebackParts {
         if (queued > 0 && runOnArrival) worker.kick();
       },
     },
-    schedules: [{ name: 'crm-sync-writeback-queue', cron: overrides.pollCron ?? WRITEBACK_POLL_CRON, run: async () => void (await worker.runDue()) }],
+    schedules: [
+      { name: 'crm-sync-writeback-queue', cron: overrides.pollCron ?? WRITEBACK_POLL_CRON, run: async () => void (await worker.runDue()) },
+      { name: 'crm-sync-google-request-status', cron: overrides.requestStatusCron ?? REQUEST_STATUS_CRON, run: async () => void (await checkStatuses()) },
+    ],
     adminRoutes(router) {
       writebackAdminRoutes(router, { sql: deps.sql, outbox: deps.outbox, box, now, kick: () => worker.kick() });
     },
     runDue: () => worker.runDue(),
+    checkRequestStatuses: checkStatuses,
     stop: () => worker.stop(),
   };
 }
