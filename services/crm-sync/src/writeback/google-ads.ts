@@ -7,6 +7,7 @@
 // partialFailureError; request-level errors as {error: {code, status, details: [GoogleAdsFailure]}}.
 import type { OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
 import { ProviderError, type Credentials } from '../connectors/connector';
+import { parseJsonOrNull } from '../connectors/json-body';
 import { apiVersion } from '../ads/api-versions';
 import { parseDuration, parseRetryAfter } from './backoff';
 import { settingsObject, sharedSettings, SettingsError, textSetting, type ConversionSignal, type SharedUploadSettings, type UploadResult } from './conversion';
@@ -151,7 +152,7 @@ export async function uploadClickConversions(
   const url = `${baseUrl.replace(/\/$/, '')}/${settings.api_version}/customers/${settings.customer_id}:uploadClickConversions`;
   const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal });
   const text = await response.text();
-  const json = parseJson(text);
+  const json = parseJsonOrNull(text);
 
   if (!response.ok) {
     const error = (json as { error?: GoogleStatus } | null)?.error;
@@ -175,12 +176,4 @@ export async function uploadClickConversions(
   if (accepted < body.conversions.length) throw new ProviderError('Google Ads returned no result for the conversion', 200, false);
   const job = result.jobId === undefined ? '' : `, job ${result.jobId}`;
   return { detail: `uploaded to Google Ads customer ${settings.customer_id}, conversion action ${settings.conversion_action_id}${job}`, externalId: body.conversions[0]?.orderId ?? null };
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return text === '' ? null : (JSON.parse(text) as unknown);
-  } catch {
-    return null;
-  }
 }

@@ -25,6 +25,7 @@ import type { OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
 import { apiVersion } from '../ads/api-versions';
 import { hashedUserIds } from '../ads/identifiers';
 import { ProviderError, type Credentials } from '../connectors/connector';
+import { parseJsonOrNull } from '../connectors/json-body';
 import { parseDuration, parseRetryAfter } from './backoff';
 import { SettingsError, textSetting, type PlannedSend, type UploadResult } from './conversion';
 import { googleClickId } from './google-ads';
@@ -173,7 +174,7 @@ const detailOf = (status: RpcStatus | undefined, type: string): StatusDetail | u
 
 /** A Data Manager error answer as a ProviderError: retryable for 429 / 5xx (with Google's retry hint), permanent otherwise with Google's reason. */
 export function dataManagerError(httpStatus: number, text: string, headers: Headers, now: Date): ProviderError {
-  const status = (parseJson(text) as { error?: RpcStatus } | null)?.error;
+  const status = (parseJsonOrNull(text) as { error?: RpcStatus } | null)?.error;
   const info = detailOf(status, 'ErrorInfo');
   const violations = detailOf(status, 'BadRequest')?.fieldViolations ?? [];
   const retryInfo = detailOf(status, 'RetryInfo');
@@ -198,7 +199,7 @@ export async function ingestEvents(baseUrl: string, credentials: Credentials, bo
   const response = await fetch(`${baseUrl.replace(/\/$/, '')}/${apiVersion('google_data_manager')}/events:ingest`, { method: 'POST', headers: headersFor(credentials), body: JSON.stringify(body), signal });
   const text = await response.text();
   if (!response.ok) throw dataManagerError(response.status, text, response.headers, now);
-  const requestId = (parseJson(text) as { requestId?: string } | null)?.requestId ?? null;
+  const requestId = (parseJsonOrNull(text) as { requestId?: string } | null)?.requestId ?? null;
   const accounts = [...new Set(body.destinations.map((d) => d.operatingAccount.accountId))].join(', ');
   const actions = body.destinations.map((d) => d.productDestinationId).join(', ');
   const what = body.validateOnly ? 'validated (validate_only: nothing recorded by Google)' : 'sent';
@@ -235,7 +236,7 @@ export async function retrieveRequestStatus(baseUrl: string, credentials: Creden
   const response = await fetch(url, { method: 'GET', headers: { authorization: authorization ?? '' }, signal });
   const text = await response.text();
   if (!response.ok) throw dataManagerError(response.status, text, response.headers, now);
-  const perDestination = (parseJson(text) as { requestStatusPerDestination?: RequestStatusPerDestination[] } | null)?.requestStatusPerDestination ?? [];
+  const perDestination = (parseJsonOrNull(text) as { requestStatusPerDestination?: RequestStatusPerDestination[] } | null)?.requestStatusPerDestination ?? [];
   const each = perDestination.map((entry) => entry.requestStatus ?? 'REQUEST_STATUS_UNKNOWN');
   let status: RequestStatus;
   if (each.length === 0) status = 'REQUEST_STATUS_UNKNOWN';
@@ -251,14 +252,6 @@ export async function retrieveRequestStatus(baseUrl: string, credentials: Creden
     if (entry.eventsIngestionStatus?.recordCount !== undefined) records = (records ?? 0) + Number(entry.eventsIngestionStatus.recordCount);
   }
   return { status, errors, recordCount: records };
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return text === '' ? null : (JSON.parse(text) as unknown);
-  } catch {
-    return null;
-  }
 }
 
 /** A queued Google row carries either this (Data Manager) or an uploadClickConversions body (opt-in Google Ads API path). */

@@ -11,6 +11,7 @@ import type { OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
 import { apiVersion } from '../ads/api-versions';
 import { hashedUserIds } from '../ads/identifiers';
 import { ProviderError, type Credentials } from '../connectors/connector';
+import { parseJsonOrNull } from '../connectors/json-body';
 import { parseRetryAfter } from './backoff';
 import { settingsObject, sharedSettings, textSetting, SettingsError, type ConversionSignal, type SharedUploadSettings, type UploadResult } from './conversion';
 
@@ -164,12 +165,7 @@ export async function sendConversionEvents(
     signal,
   });
   const text = await response.text();
-  let json: unknown = null;
-  try {
-    json = text === '' ? null : JSON.parse(text);
-  } catch {
-    json = null;
-  }
+  const json = parseJsonOrNull(text);
   if (!response.ok) {
     const error = (json ?? {}) as LinkedinError;
     const asked = parseRetryAfter(response.headers.get('retry-after'), now);

@@ -8,6 +8,8 @@
 // throttling comes back as codes 4 / 17 / 32 / 613 / 80004, often with HTTP 400.
 import type { OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
 import { ProviderError, type Credentials } from '../connectors/connector';
+import { parseJsonOrNull } from '../connectors/json-body';
+import { businessUsage } from '../ads/meta-usage';
 import { apiVersion } from '../ads/api-versions';
 import { hashedUserIds, normaliseEmail, sha256Hex } from '../ads/identifiers';
 import { parseRetryAfter } from './backoff';
@@ -160,16 +162,11 @@ export async function sendServerEvents(
     signal,
   });
   const text = await response.text();
-  let json: unknown = null;
-  try {
-    json = text === '' ? null : JSON.parse(text);
-  } catch {
-    json = null;
-  }
+  const json = parseJsonOrNull(text);
   if (!response.ok) {
     const error: GraphError = (json as { error?: GraphError } | null)?.error ?? {};
     const retryable = response.status >= 500 || response.status === 429 || error.is_transient === true || RETRYABLE_CODES.has(error.code ?? -1);
-    const asked = parseRetryAfter(response.headers.get('retry-after'), now) ?? regainAccessMs(response.headers.get('x-business-use-case-usage'));
+    const asked = parseRetryAfter(response.headers.get('retry-after'), now) ?? (businessUsage(response.headers).regainMs || null);
     const trace = error.fbtrace_id ? ` (fbtrace_id ${error.fbtrace_id})` : '';
     const message = `Meta ${response.status} code ${error.code ?? '?'}${error.error_subcode ? `/${error.error_subcode}` : ''}: ${error.error_user_msg ?? error.message ?? text.slice(0, 200)}${trace}`;
     throw new ProviderError(message, response.status, retryable, asked);
@@ -181,17 +178,4 @@ export async function sendServerEvents(
   const trace = result.fbtrace_id ? ` (fbtrace ${result.fbtrace_id})` : '';
   const names = [...new Set(body.data.map((e) => e.event_name))].join(', ');
   return { detail: `sent to Meta pixel ${settings.pixel_id} as ${names || 'event'}${trace}`, externalId: body.data.map((e) => e.event_id).join(',') || null };
-}
-
-/** X-Business-Use-Case-Usage: {"<id>": [{"estimated_time_to_regain_access": <minutes>, ...}]} → ms. */
-function regainAccessMs(header: string | null): number | null {
-  if (!header) return null;
-  try {
-    const usage = JSON.parse(header) as Record<string, { estimated_time_to_regain_access?: number }[]>;
-    const minutes = Object.values(usage).flat().map((u) => u.estimated_time_to_regain_access ?? 0);
-    const longest = Math.max(0, ...minutes);
-    return longest > 0 ? longest * 60_000 : null;
-  } catch {
-    return null;
-  }
 }

@@ -13,6 +13,7 @@ import type { AdReportRowV1 } from '@sightline/proto-schemas';
 import { ProviderError } from '../../connectors/connector';
 import { sleep } from '../../connectors/sleep';
 import { apiVersion } from '../api-versions';
+import { businessUsage } from '../meta-usage';
 import { callWithRetry, digitsSetting, httpCall, money, num, reportRow, retryAfterOf, text, type HttpAnswer, type SpendConnector, type SpendPullRequest, type SpendReport } from './spend.types';
 
 export const META_GRAPH_BASE_URL = 'https://graph.facebook.com';
@@ -42,33 +43,6 @@ interface GraphError {
   is_transient?: boolean;
   error_user_msg?: string;
   fbtrace_id?: string;
-}
-
-interface UsageEntry {
-  call_count?: number;
-  total_cputime?: number;
-  total_time?: number;
-  estimated_time_to_regain_access?: number;
-}
-
-/** The highest usage percentage and the longest wait (ms) x-business-use-case-usage states. */
-export function businessUsage(headers: Headers): { percent: number; regainMs: number } {
-  const raw = headers.get('x-business-use-case-usage');
-  let percent = 0;
-  let regainMs = 0;
-  if (!raw) return { percent, regainMs };
-  try {
-    const parsed = JSON.parse(raw) as Record<string, UsageEntry[]>;
-    for (const entries of Object.values(parsed)) {
-      for (const e of entries ?? []) {
-        percent = Math.max(percent, num(e.call_count), num(e.total_cputime), num(e.total_time));
-        regainMs = Math.max(regainMs, num(e.estimated_time_to_regain_access) * 60_000);
-      }
-    }
-  } catch {
-    // An unreadable header states nothing.
-  }
-  return { percent, regainMs };
 }
 
 function check(answer: HttpAnswer): ProviderError | null {

@@ -4,6 +4,7 @@
 // the platform's own reason (and, when the platform said so, how long to wait).
 import type { AdReportRowV1 } from '@sightline/proto-schemas';
 import { ProviderError, type Credentials } from '../../connectors/connector';
+import { parseJsonOrNull } from '../../connectors/json-body';
 import { sleep } from '../../connectors/sleep';
 import { parseRetryAfter } from '../../writeback/backoff';
 
@@ -76,14 +77,6 @@ export function digitsSetting(settings: Record<string, unknown>, key: string, st
   return /^\d+$/.test(cleaned) ? cleaned : null;
 }
 
-export function parseJson(body: string): unknown {
-  try {
-    return body === '' ? null : (JSON.parse(body) as unknown);
-  } catch {
-    return null;
-  }
-}
-
 /** Days between two YYYY-MM-DD (inclusive count). */
 export function dayCount(window: DayWindow): number {
   return Math.round((Date.parse(`${window.to}T00:00:00Z`) - Date.parse(`${window.from}T00:00:00Z`)) / 86_400_000) + 1;
@@ -131,7 +124,7 @@ export async function callWithRetry(
 export async function httpCall(url: string, init: RequestInit): Promise<HttpAnswer> {
   const response = await fetch(url, init);
   const body = await response.text();
-  return { status: response.status, headers: response.headers, body: parseJson(body), text: body };
+  return { status: response.status, headers: response.headers, body: parseJsonOrNull(body), text: body };
 }
 
 export function retryAfterOf(headers: Headers): number | null {
