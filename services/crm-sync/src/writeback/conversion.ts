@@ -250,3 +250,12 @@ export function spendOnlyNote(platform: ConversionPlatform): string {
   const c = CONVERSION_SETTINGS[platform];
   return `no ${c.what} configured for ${c.name}: conversions are not sent; add one with \`sightline connections add ${c.kind} ... ${c.flag}\``;
 }
+
+/**
+ * The platform's dedup key of one outcome of one conversion: the same on every retry, restart and
+ * redelivery. A tracked conversion ("conversion") keeps the bare conversion id (what Meta got before
+ * stages existed, so an event sent then still deduplicates); a stage adds its key ("<id>:stage:deal_won").
+ */
+export function outcomeEventId(conversionId: string, key: string): string {
+  return key === 'conversion' ? conversionId : `${conversionId}:${key}`;
+}

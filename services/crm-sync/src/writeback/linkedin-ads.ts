@@ -13,7 +13,7 @@ import { hashedUserIds } from '../ads/identifiers';
 import { ProviderError, type Credentials } from '../connectors/connector';
 import { parseJsonOrNull } from '../connectors/json-body';
 import { parseRetryAfter } from './backoff';
-import { settingsObject, sharedSettings, textSetting, SettingsError, type ConversionSignal, type SharedUploadSettings, type UploadResult } from './conversion';
+import { settingsObject, sharedSettings, textSetting, SettingsError, outcomeEventId, type ConversionSignal, type SharedUploadSettings, type UploadResult } from './conversion';
 
 export const LINKEDIN_API_URL = 'https://api.linkedin.com';
 /** LinkedIn refuses events that happened more than 90 days before they are sent. */
@@ -63,15 +63,6 @@ export function parseLinkedinAdsSettings(input: unknown): LinkedinAdsSettings {
 
 /** The Linkedin-Version to send: the operator's pinned version (ad_destinations.api_version), else the settings' api_version, else the versions table's. */
 export const linkedinVersion = (settings: LinkedinAdsSettings, pinned?: string | null): string => apiVersion('linkedin_marketing', pinned?.trim() || settings.api_version);
-
-/**
- * The platform's dedup key of one outcome of one conversion: the same on every retry, restart and
- * redelivery. A tracked conversion ("conversion") keeps the bare conversion id (what Meta got before
- * stages existed, so an event sent then still deduplicates); a stage adds its key ("<id>:stage:deal_won").
- */
-export function outcomeEventId(conversionId: string, key: string): string {
-  return key === 'conversion' ? conversionId : `${conversionId}:${key}`;
-}
 
 /** One outcome to send: its value and time, its key ("conversion", "stage:deal_won") and, optionally, its own conversion rule. */
 export interface LinkedinOutcome extends ConversionSignal {

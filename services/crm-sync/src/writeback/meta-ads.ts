@@ -13,8 +13,7 @@ import { businessUsage } from '../ads/meta-usage';
 import { apiVersion } from '../ads/api-versions';
 import { hashedUserIds, normaliseEmail, sha256Hex } from '../ads/identifiers';
 import { parseRetryAfter } from './backoff';
-import { settingsObject, sharedSettings, textSetting, type ConversionSignal, type SharedUploadSettings, type UploadResult } from './conversion';
-import { outcomeEventId } from './linkedin-ads';
+import { settingsObject, sharedSettings, textSetting, outcomeEventId, type ConversionSignal, type SharedUploadSettings, type UploadResult } from './conversion';
 
 export const META_GRAPH_URL = 'https://graph.facebook.com';
 /** The default version, from the table of API versions (ads/api-versions.ts); `api_version` in settings overrides it. */
