@@ -1,6 +1,7 @@
 // CRM stage outcomes back to the ad platforms, end to end: a visitor arrives from a Google click,
-// a Meta ad and a LinkedIn ad (visits with gclid / fbclid / li_fat_id) and converts with an email
-// (the conversion's properties carry its click ids, as contacts stores them); the CRM (the HubSpot
+// a Meta ad and a LinkedIn ad (visits with gclid / fbclid / li_fat_id) and later converts with an
+// email, the conversion itself carrying no click id: crm-sync finds the clicks of those earlier
+// visits through attribution (attribution.getAdClicks) when it plans the uploads; the CRM (the HubSpot
 // stand-in) holds a deal with that person, crm-sync syncs it, and the deal is moved to Closed Won in
 // HubSpot. crm-sync's mirror publishes milestone.reached deal_won (with the deal's contact emails),
 // contacts turns it into outcome.writeback_requested for the person's conversion (crm:hubspot,
@@ -195,24 +196,27 @@ export interface Person {
   gclid: string;
   fbclid: string;
   liFatId: string;
+  /** When the visit from the Meta ad began (ms): the time Meta's fbc must carry. */
+  metaClickAt: number;
 }
 
 /**
- * A visitor from a Google click, a Meta ad and a LinkedIn ad who converts with an email; the
- * conversion's properties carry the click ids (and `ad_consent` when given).
+ * A visitor from a Google click, a Meta ad and a LinkedIn ad who converts with an email later; the
+ * click ids are on the visits only (the conversion carries `ad_consent` when given). Returns once
+ * contacts has the conversion and attribution has the three visits with their click ids.
  */
 export async function arriveAndConvert(base: string, publicId: string, key: string, name: string, consent: 'granted' | 'denied' | null): Promise<Person> {
   const aid = randomUUID();
   const tag = randomUUID().slice(0, 8);
-  const person = { email: `${name}@acme.test`, conversionId: '', gclid: `gclid-${tag}`, fbclid: `IwAR-${tag}`, liFatId: `li-${tag}` };
   const now = Date.now();
+  const person = { email: `${name}@acme.test`, conversionId: '', gclid: `gclid-${tag}`, fbclid: `IwAR-${tag}`, liFatId: `li-${tag}`, metaClickAt: now - 40 * MINUTE };
   const visits: [string, string, number][] = [
     [`https://shop.test/?utm_source=google&utm_medium=cpc&utm_campaign=launch&gclid=${person.gclid}`, 'https://www.google.com/', 50],
-    [`https://shop.test/?utm_source=facebook&utm_medium=paid_social&utm_campaign=launch&fbclid=${person.fbclid}`, 'https://l.facebook.com/', 40],
+    [`https://shop.test/?utm_source=facebook&utm_medium=paid_social&utm_campaign=launch&fbclid=${person.fbclid}`, 'https://l.facebook.com/', (now - person.metaClickAt) / MINUTE],
     [`https://shop.test/?utm_source=linkedin&utm_medium=paid_social&utm_campaign=launch&li_fat_id=${person.liFatId}`, 'https://www.linkedin.com/', 30],
   ];
   for (const [url, referrer, minutesAgo] of visits) expect(await sendVisit(base, publicId, { aid, at: now - minutesAgo * MINUTE, url, referrer, key })).toBe(202);
-  const properties: Json = { click_ids: { gclid: person.gclid, fbclid: person.fbclid, li_fat_id: person.liFatId } };
+  const properties: Json = {};
   if (consent !== null) properties['ad_consent'] = consent;
   const r = await fetch(`${base}/v1/events`, {
     method: 'POST',
@@ -227,6 +231,14 @@ export async function arriveAndConvert(base: string, publicId: string, key: stri
     if (listed.status !== 200) return undefined;
     const id = ((await listed.json()) as { data: Json[] }).data[0]?.['id'];
     return typeof id === 'string' ? id : undefined;
+  });
+  // The person's visits, with their click ids, as attribution holds them (what crm-sync will ask for).
+  await waitFor(`${person.email}'s visits in attribution`, async () => {
+    const journey = await fetch(`${base}/v1/contacts/${person.conversionId}/journey`, { headers: { authorization: `Bearer ${key}` } });
+    if (journey.status !== 200) return undefined;
+    const sessions = ((await journey.json()) as { data: { click_ids?: Record<string, string> }[] }).data;
+    const held = Object.assign({}, ...sessions.map((session) => session.click_ids ?? {})) as Record<string, string>;
+    return held['gclid'] === person.gclid && held['fbclid'] === person.fbclid && held['li_fat_id'] === person.liFatId ? true : undefined;
   });
   return person;
 }
@@ -264,7 +276,8 @@ export function expectSentOnce(s: AdStandIns, person: Person, amount: number): v
   });
   expect(got.meta[0]).toMatchObject({
     event_id: dedupId, action_source: 'system_generated', custom_data: { value: amount, currency: 'USD' },
-    user_data: { em: [emailHash], fbc: expect.stringMatching(new RegExp(`^fb\\.1\\.\\d{13}\\.${person.fbclid}$`)) },
+    // The fbclid came from an earlier visit: fbc is dated by that click, as Meta documents.
+    user_data: { em: [emailHash], fbc: `fb.1.${person.metaClickAt}.${person.fbclid}` },
   });
   expect(got.linkedin[0]).toMatchObject({
     eventId: dedupId, conversion: 'urn:lla:llaPartnerConversion:104012', conversionValue: { currencyCode: 'USD', amount: String(amount) },

@@ -8,6 +8,8 @@ import analyticsSlotRequestV1 from './schemas/rpc/analytics-slot-request.v1.sche
 import analyticsSlotResponseV1 from './schemas/rpc/analytics-slot-response.v1.schema.json';
 import collectRequestV1 from './schemas/rpc/collect-request.v1.schema.json';
 import collectResponseV1 from './schemas/rpc/collect-response.v1.schema.json';
+import adClicksRequestV1 from './schemas/rpc/ad-clicks-request.v1.schema.json';
+import adClicksResponseV1 from './schemas/rpc/ad-clicks-response.v1.schema.json';
 import dealTouchesRequestV1 from './schemas/rpc/deal-touches-request.v1.schema.json';
 import dealTouchesResponseV1 from './schemas/rpc/deal-touches-response.v1.schema.json';
 import type { IngestWebsiteV1 } from './message-types';
@@ -50,6 +52,7 @@ export const RPC_METHODS = [
   'automations.runAutomation',
   'ingest.collect',
   'attribution.getDealTouches',
+  'attribution.getAdClicks',
   'gateway.acquireAnalyticsSlot',
   'gateway.releaseAnalyticsSlot',
 ] as const;
@@ -89,6 +92,9 @@ function buildCatalog(): Record<string, RpcCatalogEntry> {
   out['ingest.collect'] = { method: 'ingest.collect', service: 'ingest', operationId: null, request: collectRequestV1, response: collectResponseV1 };
   out['attribution.getDealTouches'] = {
     method: 'attribution.getDealTouches', service: 'attribution', operationId: null, request: dealTouchesRequestV1, response: dealTouchesResponseV1,
+  };
+  out['attribution.getAdClicks'] = {
+    method: 'attribution.getAdClicks', service: 'attribution', operationId: null, request: adClicksRequestV1, response: adClicksResponseV1,
   };
   out['gateway.acquireAnalyticsSlot'] = {
     method: 'gateway.acquireAnalyticsSlot', service: 'gateway', operationId: null, request: analyticsSlotRequestV1, response: analyticsSlotResponseV1,
@@ -150,6 +156,30 @@ export interface DealTouchesResponse {
   deals: { deal_id: string; first_touch: DealTouch | null; last_touch: DealTouch | null; contact_ids: string[]; basis: DealTouchBasis }[];
 }
 
+/**
+ * attribution.getAdClicks request: the ad click ids one person carried on their visits in
+ * [since, until] (crm-sync → attribution, before it plans an ad-platform upload).
+ */
+export interface AdClicksRequest {
+  workspace_id: string;
+  website_id: string;
+  identity_id: string;
+  since: string;
+  until: string;
+}
+
+/** One click id name's newest value in the window, with the time of the event that carried it. */
+export interface AdClick {
+  name: string;
+  value: string;
+  occurred_at: string;
+}
+
+export interface AdClicksResponse {
+  /** Newest first; at most 50. */
+  clicks: AdClick[];
+}
+
 /** ingest.collect request: tracker hits the gateway's public /collect forwards (gateway → ingest). */
 export interface CollectRequest {
   website: IngestWebsiteV1;
@@ -189,6 +219,7 @@ export interface AnalyticsSlotRelease {
 interface InternalRpcTypes {
   'ingest.collect': { request: CollectRequest; response: CollectResponse };
   'attribution.getDealTouches': { request: DealTouchesRequest; response: DealTouchesResponse };
+  'attribution.getAdClicks': { request: AdClicksRequest; response: AdClicksResponse };
   'gateway.acquireAnalyticsSlot': { request: AnalyticsSlotRequest; response: AnalyticsSlotResponse };
   'gateway.releaseAnalyticsSlot': { request: AnalyticsSlotRelease; response: { released: boolean } };
 }

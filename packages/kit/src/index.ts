@@ -1,6 +1,7 @@
 export * from './bus/types';
 export { createBus, partitionOf, DEFAULT_PARTITIONS, type PartitionSettings } from './bus';
 export { coalesce, groupToken, type CoalesceOptions } from './bus/coalesce';
+export { StoreUnavailableError, isStoreOutage } from './bus/store-outage';
 export { serviceBus, type PublishInputOf, type ServiceBus } from './bus/service-bus';
 export * from './stores/types';
 export { createStoreProvider } from './stores';

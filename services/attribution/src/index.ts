@@ -14,6 +14,7 @@ import { ConversionsRepo } from './conversions.repo';
 import { coverageRpcHandlers } from './coverage/coverage.rpc';
 import { crmJourneyConsumers } from './crm-journeys/crm-journeys.consumers';
 import { crmJourneyRpcHandlers } from './crm-journeys/crm-journeys.rpc';
+import { adClicksRpcHandlers } from './ad-clicks/ad-clicks.rpc';
 import { dealTouchesRpcHandlers } from './deal-touches/deal-touches.rpc';
 import { IdentityMergesRepo } from './identity-merges.repo';
 import { journeyRpcHandlers } from './journeys.rpc';
@@ -60,6 +61,7 @@ export function attributionHandlers(ch: ClickHouseStore, publish: AttributedPubl
       ...productsRpcHandlers(ch),
       ...adsRpcHandlers(ch),
       ...dealTouchesRpcHandlers(ch),
+      ...adClicksRpcHandlers(ch),
     },
   };
 }

@@ -226,6 +226,16 @@ export async function startGoogleAdsSpendServer(options: GoogleAdsSpendServerOpt
       };
       const row: Record<string, unknown> = {};
       for (const f of fields) setPath(row, f, values[f]);
+      // Every selected resource comes with its resource name, as Google's answers have it.
+      const cid = match[2]!;
+      const names: Record<string, string> = {
+        customer: `customers/${cid}`, campaign: `customers/${cid}/campaigns/${a.campaign.id}`,
+        adGroup: `customers/${cid}/adGroups/${a.adSet.id}`, adGroupAd: `customers/${cid}/adGroupAds/${a.adSet.id}~${a.ad.id}`,
+      };
+      for (const [resource, name] of Object.entries(names)) {
+        const node = row[resource] as Record<string, unknown> | undefined;
+        if (node) row[resource] = { resourceName: name, ...node };
+      }
       return row;
     });
     const batchSize = options.batchSize ?? 10_000;

@@ -2,10 +2,10 @@
 // pass the documented checks, and each documented error shape maps to done / retry / dead.
 import { MESSAGE_EXAMPLES, type OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
 import { googleError, googlePartialFailure, metaError, startAdPlatformsServer, type AdPlatformsServer } from '../../test/ad-platforms-server';
-import { ProviderError } from '../connectors/connector';
 import { conversionSignal } from './conversion';
 import { GOOGLE_ADS_API_VERSION, googleUploadBody, parseGoogleAdsSettings, uploadClickConversions, type GoogleUploadBody } from './google-ads';
 import { META_GRAPH_VERSION, metaEventsBody, parseMetaAdsSettings, sendServerEvents, type MetaEventsBody } from './meta-ads';
+import { providerError } from '../../test/provider-error';
 
 const GOOGLE_CREDENTIALS = { access_token: 'google-token', developer_token: 'google-developer-token' };
 const META_CREDENTIALS = { access_token: 'meta-token' };
@@ -28,16 +28,6 @@ function googleBody(r = request()): GoogleUploadBody {
 }
 function metaBody(r = request()): MetaEventsBody {
   return metaEventsBody(r, conversionSignal(r, new Date(), metaSettings)!, metaSettings)!;
-}
-
-async function providerError(promise: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ProviderError) return error;
-    throw error;
-  }
-  throw new Error('expected a ProviderError');
 }
 
 describe('ad-platform uploads against the stand-in servers', () => {

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createBus, createLogger, createOutbox, defineStandIn, loadConfig, startModules, type Bus, type ModuleContext, type RunningProcess, type SqlStore } from '@sightline/kit';
-import { MESSAGE_EXAMPLES, type OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
+import { MESSAGE_EXAMPLES, type AdClicksRequest, type AdClicksResponse, type OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
 import { startAdPlatformsServer, type AdPlatformsServer } from '../../test/ad-platforms-server';
 import { linkedinError, startLinkedinConversionsServer, type LinkedinConversionsServer } from '../../test/linkedin-conversions-server';
 import { credentialsBox } from '../connections/credentials';
@@ -77,11 +77,11 @@ describe('stage outcomes back to Meta and LinkedIn (worker, PGlite, stand-ins)',
     );
     return Object.fromEntries(result.rows.map((r) => [r.target, r]));
   };
-  const rowsWhen = (conversionId: string, ready: (r: Record<string, Row>) => boolean) =>
+  const rowsWhen = (conversionId: string, ready: (r: Record<string, Row>) => boolean, timeoutMs?: number) =>
     waitFor('the write-back rows', async () => {
       const r = await rows(conversionId);
       return ready(r) ? r : undefined;
-    });
+    }, timeoutMs);
 
   async function connect(websiteId: string, platform: AdPlatform, credentials: Record<string, string>, settings: Record<string, unknown>): Promise<void> {
     await sql.query(
@@ -353,5 +353,54 @@ describe('stage outcomes back to Meta and LinkedIn (worker, PGlite, stand-ins)',
     const r = await rowsWhen(request.conversion_id, (x) => x['linkedin_ads']?.status === 'skipped');
     expect(r['linkedin_ads']!.detail).toMatch(/^not sent: the conversion happened .*more than 90 days ago/);
     expect(linkedinPosts(request.conversion_id)).toHaveLength(1);
+  });
+
+  it('fills in the click ids of the person\'s earlier visits from attribution (fbc dated by the click), waiting while attribution is away', async () => {
+    const websiteId = await site();
+    const clickedAt = new Date(now().getTime() - 12 * 24 * 3600_000).toISOString();
+    const asked: AdClicksRequest[] = [];
+    const request = dealWon(websiteId, { click_ids: {}, identity_id: 'person-ada' });
+    const id = request.conversion_id;
+    // Nobody serves attribution yet: the request waits (no row, no attempt spent) instead of going out
+    // without clicks, longer than the bus's five quick retries would take to dead-letter it (2 s).
+    await deliver(request);
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(await rows(id)).toEqual({});
+
+    await caller.serveRpc({
+      service: 'attribution',
+      methods: {
+        'attribution.getAdClicks': async (raw): Promise<AdClicksResponse> => {
+          const ask = raw as AdClicksRequest;
+          asked.push(ask);
+          return ask.identity_id === 'person-ada'
+            ? { clicks: [{ name: 'li_fat_id', value: 'li-earlier', occurred_at: clickedAt }, { name: 'fbclid', value: 'IwAR-earlier', occurred_at: clickedAt }, { name: 'gclid', value: 'g-unused', occurred_at: clickedAt }] }
+            : { clicks: [] };
+        },
+      },
+    });
+    await rowsWhen(id, (x) => x['meta_ads']?.status === 'done' && x['linkedin_ads']?.status === 'done', 20_000);
+    const mine = asked.filter((a) => a.identity_id === 'person-ada');
+    expect(mine.length).toBeGreaterThanOrEqual(1);
+    const window = Date.parse(mine[0]!.until) - Date.parse(mine[0]!.since);
+    expect(window).toBe(90 * 24 * 3600_000);
+    expect(mine[0]).toMatchObject({ workspace_id: 'ws1', website_id: websiteId });
+    expect(metaEvents(id)[0]).toMatchObject({ user_data: { fbc: `fb.1.${Date.parse(clickedAt)}.IwAR-earlier` } });
+    expect(linkedinEvents(id)[0]).toMatchObject({ user: { userIds: [{ idType: 'SHA256_EMAIL' }, { idType: 'LINKEDIN_FIRST_PARTY_ADS_TRACKING_UUID', idValue: 'li-earlier' }] } });
+
+    // The conversion's own click ids win, and with every platform's id present attribution is not asked.
+    const own = dealWon(websiteId, { identity_id: 'person-ada' });
+    const before = asked.length;
+    await deliver(own);
+    await rowsWhen(own.conversion_id, (x) => x['meta_ads']?.status === 'done' && x['linkedin_ads']?.status === 'done');
+    expect(metaEvents(own.conversion_id)[0]).toMatchObject({ user_data: { fbc: expect.stringMatching(/^fb\.1\.\d{13}\.IwAR-ada$/) } });
+    // Consent denied, or nothing the rules send (a plain note change): not asked either.
+    const denied = dealWon(websiteId, { click_ids: {}, identity_id: 'person-ada', ad_consent: 'denied' });
+    await deliver(denied);
+    await rowsWhen(denied.conversion_id, (x) => x['meta_ads']?.status === 'skipped' && x['linkedin_ads']?.status === 'skipped');
+    const note = dealWon(websiteId, { click_ids: {}, identity_id: 'person-ada', changes: [{ field: 'notes', old_value: null, new_value: 'called' }], current: { ...request.current, lifecycle_stage_raw: 'opportunity', status: null } });
+    await deliver(note);
+    await waitFor('the note request recorded', async () => ((await sql.query('SELECT 1 FROM writebacks WHERE request_id = $1::uuid', [note.request_id])).rows.length > 0 ? true : undefined));
+    expect(asked.length).toBe(before);
   });
 });

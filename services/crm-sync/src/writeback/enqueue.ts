@@ -1,9 +1,11 @@
-// The consumer of outcome.writeback_requested: decides the destinations (plan.ts) and records
-// them in the queue with their first status, in one transaction with the status messages. A
-// redelivered request finds its rows and changes nothing.
+// The consumer of outcome.writeback_requested: fills in the click ids of the person's earlier
+// visits (earlier-clicks.ts, outside the transaction: it asks attribution), decides the
+// destinations (plan.ts) and records them in the queue with their first status, in one
+// transaction with the status messages. A redelivered request finds its rows and changes nothing.
 import type { Outbox, SqlExecutor, SqlStore, TypedEnvelope } from '@sightline/kit';
 import type { OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
 import { adDestinations, connectedProvider } from './connection';
+import { withEarlierClicks, type EarlierClicksDeps } from './earlier-clicks';
 import { CRM_SOURCE_PREFIX, planWriteback, type PlannedRow } from './plan';
 import { statusMessage } from './status';
 import {
@@ -25,13 +27,19 @@ export interface EnqueueDeps {
   outbox: Outbox<'crm-sync'>;
   maxAttempts: number;
   now: () => Date;
+  /** How to ask attribution for earlier clicks; production always passes it (tests of the planner alone may not). */
+  clicks?: EarlierClicksDeps;
 }
 
 /** Records a request's write-backs; returns how many rows are queued for the worker. */
 export async function enqueueWriteback(deps: EnqueueDeps, envelope: TypedEnvelope<'outcome.writeback_requested'>): Promise<number> {
-  const request = envelope.payload;
   // The change's own time orders requests of one contact (a redelivery keeps it).
   const changedAt = new Date(envelope.occurred_at);
+  // A redelivery of a recorded request asks nobody anything (checked again under the lock below).
+  if (await requestSeen(deps.sql, envelope.payload.request_id)) return 0;
+  const request = deps.clicks
+    ? await withEarlierClicks(deps.clicks, envelope.payload, changedAt, await adDestinations(deps.sql, envelope.payload.website_id))
+    : envelope.payload;
   return deps.sql.transaction(async (tx) => {
     await lockRequest(tx, request.request_id);
     if (await requestSeen(tx, request.request_id)) return 0;

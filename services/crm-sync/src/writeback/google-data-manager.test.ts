@@ -9,7 +9,6 @@ import { MESSAGE_EXAMPLES, type OutcomeWritebackRequestedV1 } from '@sightline/p
 import { dataManagerError as errorBody, errorInfo, retryInfo, startDataManagerServer, type DataManagerServer } from '../../test/google-data-manager-server';
 import { sha256Hex } from '../ads/identifiers';
 import { credentialsBox } from '../connections/credentials';
-import { ProviderError } from '../connectors/connector';
 import { DEFAULT_RETRY_POLICY } from './backoff';
 import { adDestinationKey, type AdDestinationRow } from './connection';
 import { parseSendRules, plannedSends, sharedSettings, SettingsError } from './conversion';
@@ -19,6 +18,7 @@ import { dataManagerBody, ingestEvents, parseDataManagerSettings, retrieveReques
 import { planWriteback, sentKey, type PlanFacts } from './plan';
 import { claimDue, getRow, listRows } from './store';
 import { createWorker } from './worker';
+import { providerError } from '../../test/provider-error';
 
 const AT = new Date('2026-11-20T10:00:00.000Z');
 const RULES = [{ outcome: 'conversion' }, { outcome: 'stage', stage: 'deal_won', value: 'sales_value' }, { outcome: 'stage', stage: 'mql', value: null }];
@@ -41,16 +41,6 @@ function request(overrides: Partial<OutcomeWritebackRequestedV1> = {}): OutcomeW
 
 function bodyFor(r: OutcomeWritebackRequestedV1, raw: Record<string, unknown> = SETTINGS): IngestEventsBody | null {
   return dataManagerBody(r, plannedSends(r, AT, sharedSettings(raw)), parseDataManagerSettings(raw));
-}
-
-async function providerError(promise: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ProviderError) return error;
-    throw error;
-  }
-  throw new Error('expected a ProviderError');
 }
 
 describe('Data Manager request body', () => {

@@ -4,10 +4,10 @@
 import { createHash } from 'node:crypto';
 import { MESSAGE_EXAMPLES, type OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
 import { linkedinError, startLinkedinConversionsServer, type LinkedinConversionsServer } from '../../test/linkedin-conversions-server';
-import { ProviderError } from '../connectors/connector';
 import { conversionSignal, SettingsError } from './conversion';
 import { API_VERSIONS } from '../ads/api-versions';
 import { linkedinTooOld, linkedinVersion, linkedinUploadBody, parseLinkedinAdsSettings, sendConversionEvents, type LinkedinUploadBody } from './linkedin-ads';
+import { providerError } from '../../test/provider-error';
 
 const CREDENTIALS = { access_token: 'linkedin-token' };
 const VERSION = API_VERSIONS.linkedin_marketing.version;
@@ -28,16 +28,6 @@ function request(overrides: Partial<OutcomeWritebackRequestedV1> = {}): OutcomeW
 }
 
 const body = (r = request(), at = new Date()): LinkedinUploadBody => linkedinUploadBody(r, [{ ...conversionSignal(r, at, settings)!, key: 'stage:deal_won' }], settings)!;
-
-async function providerError(promise: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ProviderError) return error;
-    throw error;
-  }
-  throw new Error('expected a ProviderError');
-}
 
 describe('LinkedIn Conversions API against the stand-in', () => {
   let server: LinkedinConversionsServer;

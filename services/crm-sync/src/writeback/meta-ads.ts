@@ -9,7 +9,7 @@
 import type { OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
 import { ProviderError, type Credentials } from '../connectors/connector';
 import { parseJsonOrNull } from '../connectors/json-body';
-import { businessUsage } from '../ads/meta-usage';
+import { businessUsage, META_THROTTLE_WAIT_MS, metaFailure } from '../ads/meta-usage';
 import { apiVersion } from '../ads/api-versions';
 import { hashedUserIds, normaliseEmail, sha256Hex } from '../ads/identifiers';
 import { parseRetryAfter } from './backoff';
@@ -19,8 +19,6 @@ export const META_GRAPH_URL = 'https://graph.facebook.com';
 /** The default version, from the table of API versions (ads/api-versions.ts); `api_version` in settings overrides it. */
 export const META_GRAPH_VERSION = apiVersion('meta_graph');
 
-/** Graph error codes that mean "later": unknown/service trouble and the rate limits. */
-const RETRYABLE_CODES = new Set([1, 2, 4, 17, 32, 341, 613, 80004]);
 
 export interface MetaAdsSettings extends SharedUploadSettings {
   pixel_id: string;
@@ -164,8 +162,8 @@ export async function sendServerEvents(
   const json = parseJsonOrNull(text);
   if (!response.ok) {
     const error: GraphError = (json as { error?: GraphError } | null)?.error ?? {};
-    const retryable = response.status >= 500 || response.status === 429 || error.is_transient === true || RETRYABLE_CODES.has(error.code ?? -1);
-    const asked = parseRetryAfter(response.headers.get('retry-after'), now) ?? (businessUsage(response.headers).regainMs || null);
+    const { throttled, retryable } = metaFailure(response.status, error);
+    const asked = parseRetryAfter(response.headers.get('retry-after'), now) ?? (businessUsage(response.headers).regainMs || (throttled ? META_THROTTLE_WAIT_MS : null));
     const trace = error.fbtrace_id ? ` (fbtrace_id ${error.fbtrace_id})` : '';
     const message = `Meta ${response.status} code ${error.code ?? '?'}${error.error_subcode ? `/${error.error_subcode}` : ''}: ${error.error_user_msg ?? error.message ?? text.slice(0, 200)}${trace}`;
     throw new ProviderError(message, response.status, retryable, asked);

@@ -7,9 +7,9 @@ import { createHash } from 'node:crypto';
 import { MESSAGE_EXAMPLES, type OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
 import { metaError, startAdPlatformsServer, type AdPlatformsServer } from '../../test/ad-platforms-server';
 import { API_VERSIONS, daysUntil } from '../ads/api-versions';
-import { ProviderError } from '../connectors/connector';
 import { SettingsError } from './conversion';
 import { metaEventsBody, parseMetaAdsSettings, sendServerEvents, type MetaEventsBody } from './meta-ads';
+import { providerError } from '../../test/provider-error';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 const settings = parseMetaAdsSettings({ pixel_id: '555000' });
@@ -23,16 +23,6 @@ function request(overrides: Partial<OutcomeWritebackRequestedV1> = {}): OutcomeW
     click_ids: { fbclid: 'IwAR-ada', fbp: 'fb.1.1764300000000.1234567890' },
     ...overrides,
   };
-}
-
-async function providerError(promise: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ProviderError) return error;
-    throw error;
-  }
-  throw new Error('expected a ProviderError');
 }
 
 describe('Meta Conversions API (current Graph version) against the stand-in', () => {

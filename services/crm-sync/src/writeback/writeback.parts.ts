@@ -46,6 +46,8 @@ export interface WritebackParts {
 }
 
 export const WRITEBACK_POLL_CRON = '*/15 * * * * *';
+/** Deadline of the earlier-clicks question to attribution (one indexed range read of one person). */
+export const EARLIER_CLICKS_TIMEOUT_MS = 10_000;
 
 export function writebackParts(deps: WritebackDeps): WritebackParts {
   const overrides = deps.writeback ?? {};
@@ -82,7 +84,8 @@ export function writebackParts(deps: WritebackDeps): WritebackParts {
   return {
     consumers: {
       'outcome.writeback_requested': async (envelope) => {
-        const queued = await enqueueWriteback({ sql: deps.sql, outbox: deps.outbox, maxAttempts: policy.maxAttempts, now }, envelope);
+        const clicks = { bus: deps.bus, timeoutMs: EARLIER_CLICKS_TIMEOUT_MS };
+        const queued = await enqueueWriteback({ sql: deps.sql, outbox: deps.outbox, maxAttempts: policy.maxAttempts, now, clicks }, envelope);
         deps.outbox.wake();
         if (queued > 0 && runOnArrival) worker.kick();
       },

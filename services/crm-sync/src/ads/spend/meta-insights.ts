@@ -13,7 +13,7 @@ import type { AdReportRowV1 } from '@sightline/proto-schemas';
 import { ProviderError } from '../../connectors/connector';
 import { sleep } from '../../connectors/sleep';
 import { apiVersion } from '../api-versions';
-import { businessUsage } from '../meta-usage';
+import { businessUsage, META_THROTTLE_WAIT_MS, metaFailure } from '../meta-usage';
 import { callWithRetry, digitsSetting, httpCall, money, num, reportRow, retryAfterOf, text, type HttpAnswer, type SpendConnector, type SpendPullRequest, type SpendReport } from './spend.types';
 
 export const META_GRAPH_BASE_URL = 'https://graph.facebook.com';
@@ -21,8 +21,6 @@ export const DEFAULT_META_CONVERSION_ACTIONS = ['purchase', 'lead'];
 const PAGE_LIMIT = 500;
 /** Above this share of a business use case limit (percent) the pull pauses before the next call. */
 const USAGE_PAUSE_PERCENT = 90;
-const THROTTLE_CODES = new Set([4, 17, 32, 613]);
-const TRANSIENT_CODES = new Set([1, 2]);
 
 const LEVELS = [
   { level: 'campaign', meta: 'campaign' },
@@ -49,11 +47,9 @@ function check(answer: HttpAnswer): ProviderError | null {
   const error = (answer.body as { error?: GraphError } | null)?.error;
   if (answer.status >= 200 && answer.status < 300 && !error) return null;
   const code = error?.code ?? 0;
-  const throttled = THROTTLE_CODES.has(code) || (code >= 80000 && code <= 80014);
-  const retryable = throttled || TRANSIENT_CODES.has(code) || error?.is_transient === true || answer.status === 429 || answer.status >= 500;
+  const { throttled, retryable } = metaFailure(answer.status, error);
   const usage = businessUsage(answer.headers);
-  // Throttled without a stated wait: Meta's limits roll over an hour; come back in five minutes.
-  const asked = retryAfterOf(answer.headers) ?? (usage.regainMs > 0 ? usage.regainMs : throttled ? 5 * 60_000 : null);
+  const asked = retryAfterOf(answer.headers) ?? (usage.regainMs > 0 ? usage.regainMs : throttled ? META_THROTTLE_WAIT_MS : null);
   const subcode = error?.error_subcode ? `/${error.error_subcode}` : '';
   const reason = error?.error_user_msg ?? error?.message ?? answer.text.slice(0, 200);
   const trace = error?.fbtrace_id ? ` (fbtrace_id ${error.fbtrace_id})` : '';
