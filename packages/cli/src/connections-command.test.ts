@@ -3,7 +3,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { adConnectedMessage, adConnectionRequest, connectionsTable, credentialsOf, statusLines, statusTable, type AdConnectionRow, type ConnectionRow } from './connections-command';
+import { adConnectedMessage, adConnectionRequest, connectionsTable, credentialsOf, crmCredentials, statusLines, statusTable, type AdConnectionRow, type ConnectionRow } from './connections-command';
 import { loadConfig, sectionOf } from '@sightline/kit';
 import { CRM_SYNC_SETTINGS, SETTINGS_SECTIONS } from './settings';
 
@@ -105,5 +105,27 @@ describe('sightline connections', () => {
     expect(() => crmSyncOptionsFromEnv({ SIGHTLINE_CREDENTIALS_KEY: 'short' })).toThrow(/SIGHTLINE_CREDENTIALS_KEY/);
     expect(() => crmSyncOptionsFromEnv({ SIGHTLINE_HUBSPOT_URL: 'api.hubapi.com' })).toThrow(/SIGHTLINE_HUBSPOT_URL/);
     expect(() => crmSyncOptionsFromEnv({ SIGHTLINE_CRM_SYNC_CRON: 'hourly' })).toThrow(/SIGHTLINE_CRM_SYNC_CRON/);
+  });
+
+  it('builds each CRM\'s credentials from its flags, naming what is missing', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sightline-sf-'));
+    const pem = join(dir, 'server.key');
+    writeFileSync(pem, '-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n');
+    expect(crmCredentials('salesforce', { clientId: '3MVG9', username: 'sync@acme.test', privateKeyFile: pem, loginUrl: 'https://test.salesforce.com' })).toEqual({
+      client_id: '3MVG9', username: 'sync@acme.test', login_url: 'https://test.salesforce.com', private_key: '-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n',
+    });
+    expect(crmCredentials('salesforce', { clientId: '3MVG9', clientSecret: 's3cr3t', refreshToken: '5Aep' })).toEqual({ client_id: '3MVG9', client_secret: 's3cr3t', refresh_token: '5Aep' });
+    expect(() => crmCredentials('salesforce', { clientId: '3MVG9', privateKeyFile: pem })).toThrow(/--username/);
+    expect(() => crmCredentials('salesforce', { clientId: '3MVG9', refreshToken: '5Aep' })).toThrow(/--client-secret/);
+    expect(crmCredentials('salesforce', { credentials: '{"access_token":"00D!x","instance_url":"https://acme.my.salesforce.com"}' })).toEqual({ access_token: '00D!x', instance_url: 'https://acme.my.salesforce.com' });
+    expect(crmCredentials('pipedrive', { token: 'pd-token' })).toEqual({ api_token: 'pd-token' });
+    expect(crmCredentials('hubspot', { token: 'pat-na1' })).toEqual({ access_token: 'pat-na1' });
+  });
+
+  it('shows a paused CRM connection with its reason, resume time and API usage', () => {
+    const paused: ConnectionRow = { ...row, provider: 'salesforce', paused_until: '2026-11-28T12:00:00.000Z', pause_reason: 'the org has used 7500 of its 15000 daily API calls', api_usage: { used: 7500, limit: 15000 } };
+    const [line] = statusLines([paused], []);
+    expect(line).toMatchObject({ health: 'paused until 2026-11-28T12:00:00Z', next_retry_at: '2026-11-28T12:00:00.000Z', api_version: '7500/15000 calls', last_error: expect.stringContaining('7500 of its 15000') });
+    expect(connectionsTable([paused])).toContain('paused until 2026-11-28T12:00:00Z');
   });
 });

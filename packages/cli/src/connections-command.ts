@@ -20,7 +20,16 @@ export interface ConnectionRow {
   last_error: string | null;
   last_error_at: string | null;
   last_sync_records: number | null;
+  /** Set while the provider asked the sync to wait (an API allocation used up to its share). */
+  paused_until?: string | null;
+  pause_reason?: string | null;
+  /** The provider's API usage as last reported (Salesforce). */
+  api_usage?: { used: number; limit: number } | null;
 }
+
+/** A CRM connection's health as shown: paused while the provider asked the sync to wait. */
+const crmHealth = (r: ConnectionRow): string => (r.paused_until ? `paused until ${when(r.paused_until)}` : r.health);
+const crmUsage = (r: ConnectionRow): string | null => (r.api_usage ? `${r.api_usage.used}/${r.api_usage.limit} calls` : null);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -79,7 +88,7 @@ export function connectionsTable(rows: readonly ConnectionRow[]): string {
   if (rows.length === 0) return 'no CRM connections (add one with `sightline connections add`)';
   const header = ['ID', 'WEBSITE', 'PROVIDER', 'HEALTH', 'SYNCING', 'LAST SUCCESS', 'SYNCED THROUGH', 'RECORDS', 'LAST ERROR'];
   const lines = rows.map((r) => [
-    r.id, r.website_id, r.provider, r.health, r.sync_in_progress ? 'yes' : 'no', when(r.last_success_at), when(r.synced_through),
+    r.id, r.website_id, r.provider, crmHealth(r), r.sync_in_progress ? 'yes' : 'no', when(r.last_success_at), when(r.synced_through),
     r.last_sync_records === null ? '-' : String(r.last_sync_records),
     r.last_error ? `${when(r.last_error_at)} ${r.last_error.length > 80 ? `${r.last_error.slice(0, 77)}...` : r.last_error}` : '-',
   ]);
@@ -104,6 +113,48 @@ export function credentialsOf(opts: { token?: string; tokenFile?: string; creden
   const token = opts.token ?? readFileSync(opts.tokenFile!, 'utf8').trim();
   if (!token) throw new Error('the access token is empty');
   return { access_token: token };
+}
+
+/** The flags of `connections add salesforce|pipedrive|hubspot` beyond the token ones. */
+export interface CrmConnectionOptions {
+  token?: string;
+  tokenFile?: string;
+  credentials?: string;
+  settings?: string;
+  clientId?: string;
+  clientSecret?: string;
+  refreshToken?: string;
+  username?: string;
+  privateKeyFile?: string;
+  loginUrl?: string;
+  instanceUrl?: string;
+}
+
+/**
+ * What `connections add <crm>` sends as credentials. HubSpot: {access_token} (--token). Pipedrive:
+ * {api_token} (--token, its personal API token). Salesforce: the JWT bearer flow (--client-id,
+ * --username, --private-key-file) or a web-server flow's refresh token (--client-id,
+ * --client-secret, --refresh-token), with --login-url for a sandbox or My Domain. --credentials
+ * (a JSON object) always works and wins.
+ */
+export function crmCredentials(provider: string, opts: CrmConnectionOptions): Record<string, string> {
+  if (provider === 'salesforce' && opts.credentials === undefined) {
+    const jwt = opts.privateKeyFile !== undefined;
+    const credentials = defined({
+      client_id: opts.clientId, username: jwt ? opts.username : undefined, client_secret: jwt ? undefined : opts.clientSecret,
+      refresh_token: jwt ? undefined : opts.refreshToken, login_url: opts.loginUrl, instance_url: opts.instanceUrl,
+      private_key: jwt ? readFileSync(opts.privateKeyFile!, 'utf8') : undefined,
+    });
+    if (jwt && (!credentials['client_id'] || !credentials['username'])) throw new Error('salesforce (JWT bearer flow): pass --client-id (the connected app\'s consumer key), --username (the integration user) and --private-key-file (the PEM of the certificate you uploaded to the app)');
+    if (!jwt && (!credentials['client_id'] || !credentials['client_secret'] || !credentials['refresh_token'])) {
+      throw new Error('salesforce: pass --client-id, --username and --private-key-file (JWT bearer flow, recommended), or --client-id, --client-secret and --refresh-token (web-server flow); --login-url https://test.salesforce.com for a sandbox');
+    }
+    return credentials;
+  }
+  const credentials = credentialsOf(opts);
+  // Pipedrive's personal token is its api_token; --credentials passes an OAuth token as it is.
+  if (provider === 'pipedrive' && opts.credentials === undefined) return { api_token: credentials['access_token']! };
+  return credentials;
 }
 
 const jsonObject = (text: string, flag: string): Record<string, unknown> => {
@@ -203,8 +254,8 @@ function nextRetry(row: AdConnectionRow): string | null {
 export function statusLines(crm: readonly ConnectionRow[], ads: readonly AdConnectionRow[]): StatusLine[] {
   return [
     ...crm.map((r): StatusLine => ({
-      kind: 'crm', website_id: r.website_id, platform: r.provider, health: r.health, last_pull_at: r.last_success_at, rows: r.last_sync_records,
-      last_push_at: null, next_retry_at: null, api_version: null, last_error: r.last_error, spend_only: false,
+      kind: 'crm', website_id: r.website_id, platform: r.provider, health: crmHealth(r), last_pull_at: r.last_success_at, rows: r.last_sync_records,
+      last_push_at: null, next_retry_at: r.paused_until ?? null, api_version: crmUsage(r), last_error: r.pause_reason ?? r.last_error, spend_only: false,
     })),
     ...ads.map((r): StatusLine => ({
       kind: 'ads', website_id: r.website_id, platform: r.platform, health: adHealth(r), last_pull_at: r.last_pull_at, rows: r.last_pull_rows,
@@ -217,7 +268,7 @@ export function statusLines(crm: readonly ConnectionRow[], ads: readonly AdConne
 
 /** `connections status` without an id: every CRM and ad connection as an aligned table. */
 export function statusTable(lines: readonly StatusLine[]): string {
-  if (lines.length === 0) return 'no connections (add one with `sightline connections add hubspot|google-ads|meta-ads|linkedin-ads`)';
+  if (lines.length === 0) return 'no connections (add one with `sightline connections add hubspot|salesforce|pipedrive|google-ads|meta-ads|linkedin-ads`)';
   const header = ['KIND', 'WEBSITE', 'PLATFORM', 'HEALTH', 'LAST PULL', 'ROWS', 'LAST PUSH', 'NEXT RETRY', 'API', 'LAST ERROR'];
   const cells = lines.map((l) => [
     l.kind, l.website_id, l.platform, l.health, when(l.last_pull_at), l.rows === null ? '-' : String(l.rows), l.spend_only ? 'spend only' : when(l.last_push_at), when(l.next_retry_at),
@@ -253,17 +304,21 @@ export function registerConnectionsCommands(program: Command, conn: () => AdminC
   const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
   connections
     .command('add [kind]')
-    .description('connect a website to a CRM (hubspot, the default) or an ad platform (google-ads, meta-ads, linkedin-ads); re-adding replaces the credentials')
+    .description('connect a website to a CRM (hubspot, the default; salesforce; pipedrive) or an ad platform (google-ads, meta-ads, linkedin-ads); re-adding replaces the credentials and settings')
     .requiredOption('--website <domain|id>', 'the website whose CRM or ad account this is')
     .option('--workspace <id>', 'its workspace (needed when --website is an id)')
     .option('--provider <name>', 'the CRM (when no kind is given)', 'hubspot')
     .option('--token <token>', 'access token (visible in shell history: prefer --token-file)')
     .option('--token-file <path>', 'read the access token from this file')
     .option('--credentials <json>', 'credentials as a JSON object')
-    .option('--settings <json>', 'ad platforms: more settings as a JSON object (e.g. send rules)')
-    .option('--refresh-token <token>', 'google-ads: OAuth refresh token')
-    .option('--client-id <id>', 'google-ads: OAuth client id')
-    .option('--client-secret <secret>', 'google-ads: OAuth client secret')
+    .option('--settings <json>', 'settings as a JSON object (ad platforms: send rules...; salesforce, pipedrive: field mapping and limits)')
+    .option('--refresh-token <token>', 'google-ads, salesforce: OAuth refresh token')
+    .option('--client-id <id>', 'google-ads: OAuth client id; salesforce: the connected app\'s consumer key')
+    .option('--client-secret <secret>', 'google-ads: OAuth client secret; salesforce: the consumer secret (with --refresh-token)')
+    .option('--username <user>', 'salesforce: the integration user the JWT bearer flow logs in as')
+    .option('--private-key-file <path>', 'salesforce: PEM private key of the certificate uploaded to the connected app (JWT bearer flow)')
+    .option('--login-url <url>', 'salesforce: login host (https://test.salesforce.com for a sandbox, or your My Domain)')
+    .option('--instance-url <url>', 'salesforce: the org\'s host, with --credentials \'{"access_token": ...}\' (a session)')
     .option('--developer-token <token>', 'google-ads: developer token (optional: the Data Manager API does without it)')
     .option('--customer-id <id>', 'google-ads: the Google Ads customer id')
     .option('--login-customer-id <id>', 'google-ads: the manager account the access goes through')
@@ -274,7 +329,7 @@ export function registerConnectionsCommands(program: Command, conn: () => AdminC
     .option('--conversion-rule-id <id>', 'linkedin-ads: a conversion rule id (repeat for more; the first is the default)', collect)
     .option('--api-version <version>', 'ad platforms: pin this API version instead of the built-in one')
     .option('--json', 'print JSON')
-    .action(async (kind: string | undefined, opts: AdConnectionOptions & { website: string; workspace?: string; provider: string; datasetId?: string; json?: boolean }) => {
+    .action(async (kind: string | undefined, opts: AdConnectionOptions & CrmConnectionOptions & { website: string; workspace?: string; provider: string; datasetId?: string; json?: boolean }) => {
       if (kind !== undefined && isAdKind(kind)) {
         const request = adConnectionRequest(kind, { ...opts, pixelId: opts.pixelId ?? opts.datasetId });
         const { websiteId, workspaceId } = await resolveWebsite(conn(), opts.website, opts.workspace);
@@ -288,9 +343,10 @@ export function registerConnectionsCommands(program: Command, conn: () => AdminC
       if (kind !== undefined && kind !== opts.provider && opts.provider !== 'hubspot') throw new Error(`give the CRM once: "${kind}" or --provider ${opts.provider}`);
       if (kind !== undefined && !/^[a-z][a-z0-9_-]*$/.test(kind)) throw new Error(`unknown connection kind "${kind}"; kinds: hubspot, ${Object.keys(AD_KINDS).join(', ')}`);
       const provider = kind ?? opts.provider;
-      const credentials = credentialsOf(opts);
+      const credentials = crmCredentials(provider, opts);
+      const settings = opts.settings === undefined ? undefined : jsonObject(opts.settings, '--settings');
       const { websiteId, workspaceId } = await resolveWebsite(conn(), opts.website, opts.workspace);
-      const row = await adminRequest<ConnectionRow>(conn(), 'POST', '/crm/connections', { website_id: websiteId, workspace_id: workspaceId, provider, credentials });
+      const row = await adminRequest<ConnectionRow>(conn(), 'POST', '/crm/connections', { website_id: websiteId, workspace_id: workspaceId, provider, credentials, ...(settings ? { settings } : {}) });
       print(row, opts.json, () => `connection ${row.id} (${row.provider}, ${row.status}); first sync: sightline connections sync ${row.id}`);
     });
 

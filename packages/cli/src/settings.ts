@@ -27,6 +27,8 @@ export const CRM_SYNC_SETTINGS: ConfigSection<CrmSyncOptions> = {
     SIGHTLINE_CREDENTIALS_KEY: { schema: { type: 'string', minLength: 16 }, description: 'Seals stored CRM and chat credentials (AES-256-GCM), e.g. `openssl rand -hex 32`. Default: derived from the cursor secret.' },
     SIGHTLINE_CRM_SYNC_CRON: { schema: { type: 'string', pattern: '^\\S+( \\S+){4,5}$' }, description: 'When every active connection syncs: a cron expression of 5 or 6 fields. Default every 15 minutes.' },
     SIGHTLINE_HUBSPOT_URL: { schema: httpUrl, description: "HubSpot's API base URL (tests point it at a local server)." },
+    SIGHTLINE_SALESFORCE_LOGIN_URL: { schema: httpUrl, description: "Salesforce's login host when a connection's credentials name none (login_url). Default https://login.salesforce.com; API calls go to the instance_url the login answers." },
+    SIGHTLINE_PIPEDRIVE_URL: { schema: httpUrl, description: "Pipedrive's API base URL for API-token connections (OAuth connections use their api_domain). Default https://api.pipedrive.com." },
     SIGHTLINE_GOOGLE_ADS_URL: { schema: httpUrl, description: "Google Ads API base URL for offline conversion uploads." },
     SIGHTLINE_META_ADS_URL: { schema: httpUrl, description: "Meta's Graph API base URL for Conversions API uploads." },
     SIGHTLINE_LINKEDIN_ADS_URL: { schema: httpUrl, description: "LinkedIn's Marketing API base URL (adAnalytics, conversions)." },
@@ -45,8 +47,14 @@ export const CRM_SYNC_SETTINGS: ConfigSection<CrmSyncOptions> = {
     if (key !== undefined) options.credentialsKey = key;
     const cron = text('SIGHTLINE_CRM_SYNC_CRON');
     if (cron !== undefined) options.syncCron = cron;
+    const crms: Record<string, string> = {};
     const hubspot = text('SIGHTLINE_HUBSPOT_URL');
-    if (hubspot !== undefined) options.providerUrls = { hubspot: trimSlash(hubspot) };
+    if (hubspot !== undefined) crms['hubspot'] = trimSlash(hubspot);
+    const salesforce = text('SIGHTLINE_SALESFORCE_LOGIN_URL');
+    if (salesforce !== undefined) crms['salesforce'] = trimSlash(salesforce);
+    const pipedrive = text('SIGHTLINE_PIPEDRIVE_URL');
+    if (pipedrive !== undefined) crms['pipedrive'] = trimSlash(pipedrive);
+    if (Object.keys(crms).length > 0) options.providerUrls = crms;
     const ads: Record<string, string> = {};
     const google = text('SIGHTLINE_GOOGLE_ADS_URL');
     const meta = text('SIGHTLINE_META_ADS_URL');

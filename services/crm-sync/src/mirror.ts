@@ -37,6 +37,7 @@ export async function applyRecords(tx: SqlExecutor, outbox: Outbox<'crm-sync'>, 
   const dealsToAnnounce = await applyDeals(tx, scope, newest(records.deals ?? [], (d) => d.crm_id, (d) => Date.parse(d.updated_at)), messages);
   messages.push(...(await membersMessages(tx, scope, 'company', [...companiesToAnnounce])));
   messages.push(...(await membersMessages(tx, scope, 'deal', dealsToAnnounce)));
+  messages.push(...(await removeDeleted(tx, scope, records.deleted)));
   await outbox.addMany(tx, messages);
   return {
     pipelines: records.pipelines?.length ?? 0,
@@ -139,6 +140,9 @@ async function applyContacts(tx: SqlExecutor, scope: MirrorScope, contacts: CrmC
   }
 }
 
+/** The milestones a deal's bucket yields; a stage named like one of them is not sent twice. */
+const DEAL_BUCKET_MILESTONES = new Set(['deal_created', 'deal_won', 'deal_lost']);
+
 interface StoredDeal {
   crm_id: string;
   stage_id: string | null;
@@ -207,7 +211,11 @@ async function applyDeals(tx: SqlExecutor, scope: MirrorScope, deals: CrmDeal[],
     const stageChanged = old !== undefined && old.stage_id !== d.stage_id;
     const contactsChanged = old === undefined || [...old.contact_crm_ids].sort().join(',') !== contacts.join(',');
     if (contactsChanged) membersChanged.push(d.crm_id);
-    if (old && !stageChanged) continue;
+    // Stages the CRM recorded entering (Salesforce OpportunityHistory, Pipedrive's flow), each a
+    // milestone of its own at its own time: all of them for a deal seen first, then those after
+    // the version the mirror held.
+    const entered = (d.stage_history ?? []).filter((h) => !old || Date.parse(h.at) > old.updated_at.getTime());
+    if (old && !stageChanged && entered.length === 0) continue;
     const dealEmails = contacts.map((c) => emails.get(c)).filter((e): e is string => e !== undefined).sort();
     const payload: DealCreatedV1 = {
       deal_id: id, crm_id: d.crm_id, provider: scope.provider, website_id: scope.websiteId, workspace_id: scope.workspaceId,
@@ -223,12 +231,44 @@ async function applyDeals(tx: SqlExecutor, scope: MirrorScope, deals: CrmDeal[],
     if (!old) {
       messages.push(message(scope, 'deal.created', payload));
       messages.push(milestone('deal_created', d.created_at));
-    } else {
+    } else if (stageChanged) {
       messages.push(message(scope, 'deal.stage_changed', { ...payload, old_stage_id: old.stage_id, old_stage_name: null, old_bucket: old.bucket }));
     }
-    if (bucket === 'won' || bucket === 'lost') messages.push(milestone(`deal_${bucket}`, d.closed_at ?? d.updated_at));
+    for (const h of entered) {
+      const key = stageKey(stages.get(h.pipeline_id ?? d.pipeline_id ?? '')?.get(h.stage_id)?.name ?? h.stage_id);
+      // Named by stage (not deal_won / deal_lost, which stay the bucket milestones below).
+      if (key !== '' && !DEAL_BUCKET_MILESTONES.has(key)) messages.push(milestone(key, h.at));
+    }
+    if ((!old || stageChanged) && (bucket === 'won' || bucket === 'lost')) messages.push(milestone(`deal_${bucket}`, d.closed_at ?? d.updated_at));
   }
   return membersChanged;
+}
+
+/**
+ * Records the CRM deleted leave the mirror (so reads no longer list them). A deleted company or
+ * deal is announced with no members, so copies of its people elsewhere (attribution's journeys)
+ * empty too; a deleted contact leaves the member lists it was on at their next change.
+ */
+async function removeDeleted(tx: SqlExecutor, scope: MirrorScope, deleted: CrmRecords['deleted']): Promise<OutboxMessage<'crm.members_synced'>[]> {
+  if (!deleted) return [];
+  const remove = async (table: 'companies' | 'crm_contacts' | 'deals', ids: string[] | undefined): Promise<string[]> => {
+    if (!ids || ids.length === 0) return [];
+    const result = await tx.query<{ crm_id: string; name: string | null }>(
+      `DELETE FROM ${table} WHERE website_id = $1 AND provider = $2 AND crm_id = ANY($3) RETURNING crm_id, ${table === 'crm_contacts' ? 'NULL::text' : 'name'} AS name`,
+      [scope.websiteId, scope.provider, [...new Set(ids)]],
+    );
+    return result.rows.map((r) => r.crm_id);
+  };
+  await remove('crm_contacts', deleted.contacts);
+  const syncedAt = new Date().toISOString();
+  const emptied = (subject: 'company' | 'deal', crmId: string): OutboxMessage<'crm.members_synced'> => message(scope, 'crm.members_synced', {
+    website_id: scope.websiteId, workspace_id: scope.workspaceId, subject,
+    id: subject === 'company' ? companyId(scope, crmId) : dealId(scope, crmId), name: null, members: [], synced_at: syncedAt,
+  });
+  return [
+    ...(await remove('companies', deleted.companies)).map((id) => emptied('company', id)),
+    ...(await remove('deals', deleted.deals)).map((id) => emptied('deal', id)),
+  ];
 }
 
 /** The full member lists of companies or deals as the mirror holds them now (one query per kind). */

@@ -45,6 +45,19 @@ export interface CrmDeal {
   created_at: string;
   closed_at: string | null;
   updated_at: string;
+  /**
+   * The stage changes the CRM recorded for this deal, oldest first, when its API keeps them
+   * (Salesforce OpportunityHistory, Pipedrive's deal flow): each stage entered and when. Absent when
+   * the provider keeps none (the mirror then sees stage changes only between two syncs).
+   */
+  stage_history?: CrmStageChange[];
+}
+
+export interface CrmStageChange {
+  stage_id: string;
+  pipeline_id: string | null;
+  /** When the deal entered the stage (ISO 8601). */
+  at: string;
 }
 
 /** One page of a pull (or one chunk of an import): any mix of records. */
@@ -53,6 +66,8 @@ export interface CrmRecords {
   companies?: CrmCompany[];
   contacts?: CrmContact[];
   deals?: CrmDeal[];
+  /** Records the CRM deleted (by crm id), when its API says so (Salesforce: queryAll of IsDeleted rows). */
+  deleted?: { companies?: string[]; contacts?: string[]; deals?: string[] };
 }
 
 /** Where the records belong. `source` is the change source: crm:<provider>, or import. */

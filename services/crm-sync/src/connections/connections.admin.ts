@@ -8,7 +8,7 @@
 import type { Request, Router } from 'express';
 import type { Logger } from 'pino';
 import { adminRoute as route, ProblemError } from '@sightline/kit';
-import type { Connector, Credentials } from '../connectors/connector';
+import type { ConnectionSettings, Connector, Credentials } from '../connectors/connector';
 import type { SyncRunner } from '../sync/sync-runner';
 import { ConnectionsRepo, type ConnectionView } from './connections.repo';
 import type { CredentialsBox } from './credentials';
@@ -25,6 +25,7 @@ export interface ConnectionsAdminDeps {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_CREDENTIAL_FIELDS = 10;
 const MAX_CREDENTIAL_CHARS = 4096;
+const MAX_SETTINGS_CHARS = 32_768;
 
 export function connectionsAdminRoutes(router: Router, deps: ConnectionsAdminDeps): void {
   const { repo, runner } = deps;
@@ -32,7 +33,9 @@ export function connectionsAdminRoutes(router: Router, deps: ConnectionsAdminDep
   router.post('/crm/connections', route(async (req) => {
     const input = parseAdd(req.body, deps);
     const id = ConnectionsRepo.idOf(input.websiteId, input.provider);
-    const created = await repo.save({ id, workspaceId: input.workspaceId, websiteId: input.websiteId, provider: input.provider, sealed: deps.box.seal(id, input.credentials) });
+    const created = await repo.save({
+      id, workspaceId: input.workspaceId, websiteId: input.websiteId, provider: input.provider, sealed: deps.box.seal(id, input.credentials), settings: input.settings,
+    });
     const view = await mustGet(repo, id);
     deps.logger.info({ connection: id, provider: input.provider, created }, 'crm connection saved');
     return { status: created ? 201 : 200, body: view };
@@ -82,11 +85,12 @@ interface AddInput {
   workspaceId: string;
   provider: string;
   credentials: Credentials;
+  settings: ConnectionSettings;
 }
 
 function parseAdd(body: unknown, deps: ConnectionsAdminDeps): AddInput {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw invalid('The body must be a JSON object: {website_id, workspace_id, provider, credentials}.');
+    throw invalid('The body must be a JSON object: {website_id, workspace_id, provider, credentials, settings?}.');
   }
   const b = body as Record<string, unknown>;
   const websiteId = requiredUuid(b['website_id'], 'website_id');
@@ -100,9 +104,21 @@ function parseAdd(body: unknown, deps: ConnectionsAdminDeps): AddInput {
     });
   }
   const credentials = parseCredentials(b['credentials']);
-  const problem = deps.connectorFor(provider)?.validateCredentials?.(credentials) ?? null;
+  const connector = deps.connectorFor(provider);
+  const problem = connector?.validateCredentials?.(credentials) ?? null;
   if (problem) throw invalid(problem);
-  return { websiteId, workspaceId, provider, credentials };
+  const settings = parseSettings(b['settings']);
+  const settingsProblem = connector?.validateSettings?.(settings) ?? (connector?.validateSettings || Object.keys(settings).length === 0 ? null : `${provider} takes no settings.`);
+  if (settingsProblem) throw invalid(settingsProblem);
+  return { websiteId, workspaceId, provider, credentials, settings };
+}
+
+/** Settings are plain JSON the connector checks; bounded so a row stays small. */
+function parseSettings(value: unknown): ConnectionSettings {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw invalid('settings must be a JSON object (the provider\'s mapping and limits).');
+  if (JSON.stringify(value).length > MAX_SETTINGS_CHARS) throw invalid(`settings must be at most ${MAX_SETTINGS_CHARS} characters of JSON.`);
+  return value as ConnectionSettings;
 }
 
 function parseCredentials(value: unknown): Credentials {

@@ -22,6 +22,13 @@ export interface ConnectionView {
   sync_started_at: string | null;
   sync_records: number;
   last_sync_records: number | null;
+  /** The operator's settings for this connection (mapping, allocation share); never secret. */
+  settings: Record<string, unknown>;
+  /** Set while the provider asked the sync to wait (an API allocation used up); the next run resumes after it. */
+  paused_until: string | null;
+  pause_reason: string | null;
+  /** The provider's API usage as it last reported it (Salesforce's Sforce-Limit-Info), or null. */
+  api_usage: { used: number; limit: number } | null;
   created_at: string;
 }
 
@@ -32,6 +39,7 @@ export interface ClaimedConnection {
   website_id: string;
   provider: string;
   credentials: Buffer;
+  settings: Record<string, unknown>;
   resume_cursor: string | null;
   synced_through: Date | null;
   sync_started_at: Date;
@@ -51,11 +59,17 @@ interface ViewRow {
   sync_started_at: Date | null;
   sync_records: number;
   last_sync_records: number | null;
+  settings: Record<string, unknown>;
+  paused_until: Date | null;
+  pause_reason: string | null;
+  api_used: string | number | null;
+  api_limit: string | number | null;
   created_at: Date;
 }
 
 const VIEW_COLUMNS = `id, workspace_id, website_id, provider, status, (sync_lease_until IS NOT NULL AND sync_lease_until > now()) AS in_progress,
-  synced_through, last_success_at, last_error, last_error_at, sync_started_at, sync_records, last_sync_records, created_at`;
+  synced_through, last_success_at, last_error, last_error_at, sync_started_at, sync_records, last_sync_records,
+  settings, paused_until, pause_reason, api_used, api_limit, created_at`;
 
 const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
 
@@ -76,6 +90,10 @@ function toView(r: ViewRow): ConnectionView {
     sync_started_at: iso(r.sync_started_at),
     sync_records: Number(r.sync_records),
     last_sync_records: r.last_sync_records === null ? null : Number(r.last_sync_records),
+    settings: r.settings ?? {},
+    paused_until: r.paused_until !== null && r.paused_until > new Date() ? r.paused_until.toISOString() : null,
+    pause_reason: r.paused_until !== null && r.paused_until > new Date() ? r.pause_reason : null,
+    api_usage: r.api_used === null || r.api_limit === null ? null : { used: Number(r.api_used), limit: Number(r.api_limit) },
     created_at: r.created_at.toISOString(),
   };
 }
@@ -93,14 +111,14 @@ export class ConnectionsRepo {
     return recordId(websiteId, provider, 'connection');
   }
 
-  /** Adds the connection, or replaces its credentials and reactivates it; true when new. */
-  async save(input: { id: string; workspaceId: string; websiteId: string; provider: string; sealed: Buffer }): Promise<boolean> {
+  /** Adds the connection, or replaces its credentials and settings and reactivates it; true when new. */
+  async save(input: { id: string; workspaceId: string; websiteId: string; provider: string; sealed: Buffer; settings?: Record<string, unknown> }): Promise<boolean> {
     const result = await this.sql.query<{ inserted: boolean }>(
-      `INSERT INTO connections (id, workspace_id, website_id, provider, credentials, status) VALUES ($1, $2, $3, $4, $5, 'active')
+      `INSERT INTO connections (id, workspace_id, website_id, provider, credentials, settings, status) VALUES ($1, $2, $3, $4, $5, $6::jsonb, 'active')
        ON CONFLICT (website_id, provider) DO UPDATE SET workspace_id = EXCLUDED.workspace_id, credentials = EXCLUDED.credentials,
-         status = 'active', updated_at = now()
+         settings = EXCLUDED.settings, status = 'active', paused_until = NULL, pause_reason = NULL, updated_at = now()
        RETURNING (xmax = 0) AS inserted`,
-      [input.id, input.workspaceId, input.websiteId, input.provider, input.sealed],
+      [input.id, input.workspaceId, input.websiteId, input.provider, input.sealed, JSON.stringify(input.settings ?? {})],
     );
     return result.rows[0]?.inserted === true;
   }
@@ -121,9 +139,10 @@ export class ConnectionsRepo {
     return row ? toView(row) : null;
   }
 
+  /** Active connections the schedule should sync now: a paused one waits for its paused_until. */
   async activeIds(): Promise<string[]> {
     const result = await this.sql.query<{ id: string }>(
-      "SELECT id FROM connections WHERE status = 'active' ORDER BY last_success_at NULLS FIRST, id",
+      "SELECT id FROM connections WHERE status = 'active' AND (paused_until IS NULL OR paused_until <= now()) ORDER BY last_success_at NULLS FIRST, id",
     );
     return result.rows.map((r) => r.id);
   }
@@ -140,7 +159,7 @@ export class ConnectionsRepo {
          resume_cursor = CASE WHEN $4 THEN NULL ELSE resume_cursor END,
          updated_at = now()
        WHERE id = $1 AND status = 'active' AND (sync_lease_until IS NULL OR sync_lease_until < now())
-       RETURNING id, workspace_id, website_id, provider, credentials, resume_cursor, synced_through, sync_started_at`,
+       RETURNING id, workspace_id, website_id, provider, credentials, settings, resume_cursor, synced_through, sync_started_at`,
       [id, owner, leaseMs, full],
     );
     return result.rows[0] ?? null;
@@ -157,6 +176,20 @@ export class ConnectionsRepo {
     if (result.rowCount === 0) throw new LeaseLostError('the sync lease was lost (another sync took over, or the connection was removed)');
   }
 
+  /** The provider's API usage as the last page reported it (status and `connections status`). */
+  async recordUsage(tx: SqlExecutor, id: string, usage: { used: number; limit: number }): Promise<void> {
+    await tx.query('UPDATE connections SET api_used = $2, api_limit = $3 WHERE id = $1', [id, usage.used, usage.limit]);
+  }
+
+  /** The provider asked the sync to wait: cursor kept (committed with the last page), lease released, skipped by the schedule until `until`. */
+  async pause(id: string, owner: string, until: Date, reason: string): Promise<void> {
+    await this.sql.query(
+      `UPDATE connections SET paused_until = $3, pause_reason = $4, sync_owner = NULL, sync_lease_until = NULL, updated_at = now()
+       WHERE id = $1 AND sync_owner = $2`,
+      [id, owner, until, reason.slice(0, 2000)],
+    );
+  }
+
   /** Extends the lease while a sync waits (rate limits, retries). */
   async renew(id: string, owner: string, leaseMs: number): Promise<void> {
     await this.sql.query(
@@ -169,7 +202,7 @@ export class ConnectionsRepo {
   async complete(id: string, owner: string, overlapMs: number): Promise<void> {
     await this.sql.query(
       `UPDATE connections SET synced_through = sync_started_at - $3::double precision * interval '1 millisecond', resume_cursor = NULL,
-         last_success_at = now(), last_sync_records = sync_records, sync_owner = NULL, sync_lease_until = NULL, updated_at = now()
+         last_success_at = now(), paused_until = NULL, pause_reason = NULL, last_sync_records = sync_records, sync_owner = NULL, sync_lease_until = NULL, updated_at = now()
        WHERE id = $1 AND sync_owner = $2`,
       [id, owner, overlapMs],
     );

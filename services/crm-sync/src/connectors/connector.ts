@@ -7,8 +7,15 @@ import type { CrmRecords } from '../records';
 /** Decrypted connection credentials, as the provider needs them (e.g. { access_token }). */
 export type Credentials = Record<string, string>;
 
+/**
+ * The connection's settings (operator-editable, not secret): a provider's field and stage mapping,
+ * its share of an API allocation... Each connector reads and checks its own keys; {} when none.
+ */
+export type ConnectionSettings = Record<string, unknown>;
+
 export interface PullContext {
   credentials: Credentials;
+  settings: ConnectionSettings;
   /** Resume point of an interrupted sync (the cursor of the last applied page), or null to start over. */
   cursor: string | null;
   /** Incremental: only records modified at or after this instant; null for a full sync. */
@@ -20,6 +27,14 @@ export interface PullPage {
   records: CrmRecords;
   /** Resume point after this page; null once the pull is complete. */
   cursor: string | null;
+  /**
+   * The provider asks the sync to stop here and come back later (an API allocation used up to its
+   * configured share, REQUEST_LIMIT_EXCEEDED): the page is applied, its cursor kept, and the next
+   * scheduled run resumes from it after `until`. Not a failure. The connector yields nothing after it.
+   */
+  pause?: { until: string; reason: string };
+  /** The provider's API usage after this page, when it reports one (Salesforce's Sforce-Limit-Info). */
+  usage?: { used: number; limit: number };
 }
 
 export interface PushResult {
@@ -39,9 +54,11 @@ export interface Connector {
   readonly provider: string;
   pull(ctx: PullContext): AsyncIterable<PullPage>;
   /** Writes the outcome onto the provider's record of the contact; throws ProviderError on failure. */
-  push(credentials: Credentials, request: OutcomeWritebackRequestedV1, signal: AbortSignal, target?: PushTarget): Promise<PushResult>;
+  push(credentials: Credentials, request: OutcomeWritebackRequestedV1, signal: AbortSignal, target?: PushTarget, settings?: ConnectionSettings): Promise<PushResult>;
   /** Checks credentials before they are stored: a description of what is wrong, or null when usable. */
   validateCredentials?(credentials: Credentials): string | null;
+  /** Checks settings before they are stored: a description of what is wrong, or null when usable. */
+  validateSettings?(settings: ConnectionSettings): string | null;
 }
 
 /** A provider call that failed; retryable ones (429, 5xx, network) carry the delay the provider asked for. */

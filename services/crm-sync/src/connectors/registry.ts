@@ -3,9 +3,15 @@
 import type { CrmSyncOptions } from '../deps';
 import type { Connector } from './connector';
 import { createHubspotConnector } from './hubspot/hubspot.connector';
+import { createPipedriveConnector } from './pipedrive/pipedrive.connector';
+import { createSalesforceConnector } from './salesforce/salesforce.connector';
 
 const FACTORIES: Record<string, (options: CrmSyncOptions) => Connector> = {
   hubspot: (options) => createHubspotConnector({ ...(options.providerUrls?.['hubspot'] ? { baseUrl: options.providerUrls['hubspot'] } : {}) }),
+  // The URL given is Salesforce's login host; the API host is the instance_url the login answers.
+  salesforce: (options) => createSalesforceConnector({ ...(options.providerUrls?.['salesforce'] ? { loginUrl: options.providerUrls['salesforce'] } : {}) }),
+  // API-token connections use this base URL; OAuth ones the api_domain of their credentials.
+  pipedrive: (options) => createPipedriveConnector({ ...(options.providerUrls?.['pipedrive'] ? { baseUrl: options.providerUrls['pipedrive'] } : {}) }),
 };
 
 export const PROVIDERS: readonly string[] = Object.keys(FACTORIES);

@@ -3,11 +3,14 @@
 // cursor), so an interrupted sync resumes after the last committed page and nothing is applied
 // or announced twice. Retryable provider failures restart the pull from the last committed page
 // after max(Retry-After, backoff); other failures end the sync with the error recorded and the
-// cursor kept. On completion, synced_through becomes the sync's start minus an overlap.
+// cursor kept. A page asking for a pause (the provider's API allocation used up to the configured
+// share) is committed, then the sync stops as paused: the schedule leaves the connection alone
+// until then, and the next run resumes from that page. On completion, synced_through becomes the
+// sync's start minus an overlap.
 import { randomUUID } from 'node:crypto';
 import type { Outbox, SqlStore } from '@sightline/kit';
 import type { Logger } from 'pino';
-import { ProviderError, type Connector } from '../connectors/connector';
+import { ProviderError, type Connector, type PullPage } from '../connectors/connector';
 import { sleep } from '../connectors/sleep';
 import { CredentialsError, type CredentialsBox } from '../connections/credentials';
 import { LeaseLostError, type ClaimedConnection, type ConnectionsRepo } from '../connections/connections.repo';
@@ -31,6 +34,7 @@ export interface SyncRunnerDeps {
 
 export type SyncOutcome =
   | { status: 'completed'; pages: number; records: number }
+  | { status: 'paused'; pages: number; records: number; until: string; reason: string }
   | { status: 'failed'; error: string }
   | { status: 'interrupted' };
 
@@ -106,12 +110,14 @@ export class SyncRunner {
       log.info({ resumed: claimed.resume_cursor !== null, incremental: since !== null }, 'crm sync started');
       let cursor = claimed.resume_cursor;
       let failures = 0;
+      let pause: PullPage['pause'];
       for (;;) {
         try {
-          for await (const page of connector.pull({ credentials, cursor, since, signal })) {
+          for await (const page of connector.pull({ credentials, settings: claimed.settings ?? {}, cursor, since, signal })) {
             const count = recordCount(page.records);
             await this.deps.sql.transaction(async (tx) => {
               await repo.commitPage(tx, claimed.id, owner, page.cursor, count, this.deps.leaseMs);
+              if (page.usage) await repo.recordUsage(tx, claimed.id, page.usage);
               await applyRecords(tx, this.deps.outbox, scope, page.records);
             });
             this.deps.outbox.wake();
@@ -119,6 +125,10 @@ export class SyncRunner {
             failures = 0;
             pages += 1;
             records += count;
+            if (page.pause) {
+              pause = page.pause;
+              break;
+            }
           }
           break;
         } catch (error) {
@@ -132,6 +142,11 @@ export class SyncRunner {
           await repo.renew(claimed.id, owner, this.deps.leaseMs + waitMs);
           await sleep(waitMs, signal);
         }
+      }
+      if (pause && cursor !== null) {
+        await repo.pause(claimed.id, owner, new Date(pause.until), pause.reason);
+        log.warn({ pages, records, until: pause.until, reason: pause.reason }, 'crm sync paused at the provider\'s request; the next run after the pause resumes here');
+        return { status: 'paused', pages, records, until: pause.until, reason: pause.reason };
       }
       await repo.complete(claimed.id, owner, this.deps.overlapMs);
       log.info({ pages, records, ms: Date.now() - started }, 'crm sync completed');
@@ -161,7 +176,8 @@ class SyncInterrupted extends Error {
 }
 
 function recordCount(r: CrmRecords): number {
-  return (r.pipelines?.length ?? 0) + (r.companies?.length ?? 0) + (r.contacts?.length ?? 0) + (r.deals?.length ?? 0);
+  const deleted = (r.deleted?.companies?.length ?? 0) + (r.deleted?.contacts?.length ?? 0) + (r.deleted?.deals?.length ?? 0);
+  return (r.pipelines?.length ?? 0) + (r.companies?.length ?? 0) + (r.contacts?.length ?? 0) + (r.deals?.length ?? 0) + deleted;
 }
 
 /** A failure as stored and shown: what went wrong, never a credential (none reach error text). */

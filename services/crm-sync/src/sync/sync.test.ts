@@ -9,6 +9,7 @@ import pino from 'pino';
 import { defineStandIn, loadConfig, startModules, type Envelope, type RunningProcess, type RunnableModule, type SqlStore } from '@sightline/kit';
 import type { DealStageChangedV1, MilestoneReachedV1, CrmMembersSyncedV1, DealCreatedV1 } from '@sightline/proto-schemas';
 import { createCrmSyncModule } from '../index';
+import { PROVIDERS } from '../connectors/registry';
 import { FakeHubspot, seedExampleCrm, type ExampleCrm } from '../../test/hubspot-server';
 
 const CAPTURED = ['deal.created', 'deal.stage_changed', 'milestone.reached', 'crm.members_synced'] as const;
@@ -127,9 +128,13 @@ describe('crm-sync HubSpot sync (embedded module)', () => {
   });
 
   it('adds a connection, validating the provider and credentials, and never echoes them', async () => {
-    const unknown = await admin<{ allowed: string[] }>('POST', '/crm/connections', { website_id: websiteId, workspace_id: workspaceId, provider: 'pipedrive', credentials: { access_token: 'x' } });
+    const unknown = await admin<{ allowed: string[] }>('POST', '/crm/connections', { website_id: websiteId, workspace_id: workspaceId, provider: 'zoho', credentials: { access_token: 'x' } });
     expect(unknown.status).toBe(400);
-    expect(unknown.body.allowed).toEqual(['hubspot']);
+    expect(unknown.body.allowed).toEqual([...PROVIDERS]);
+    expect(PROVIDERS).toContain('hubspot');
+    // HubSpot takes no settings: a mapping meant for another CRM is refused, not stored.
+    const withSettings = await admin('POST', '/crm/connections', { website_id: websiteId, workspace_id: workspaceId, provider: 'hubspot', credentials: { access_token: fake.token }, settings: { lead_stage_field: 'Status' } });
+    expect(withSettings.status).toBe(400);
     const noToken = await admin('POST', '/crm/connections', { website_id: websiteId, workspace_id: workspaceId, provider: 'hubspot', credentials: { token: fake.token } });
     expect(noToken.status).toBe(400);
 

@@ -28,6 +28,11 @@ export function parseRetryAfter(header: string | null, now: Date): number | null
   return Number.isNaN(at) ? null : Math.max(0, at - now.getTime());
 }
 
+/** The Retry-After header of an answer, in milliseconds from now; null when absent or unreadable. */
+export function retryAfterOf(headers: Headers): number | null {
+  return parseRetryAfter(headers.get('retry-after'), new Date());
+}
+
 /** A protobuf Duration as JSON ("30s", "1.5s") in milliseconds; null when unreadable. */
 export function parseDuration(value: unknown): number | null {
   if (typeof value !== 'string') return null;

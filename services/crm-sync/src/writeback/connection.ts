@@ -21,6 +21,8 @@ export interface CrmConnection {
   id: string;
   provider: string;
   credentials: Credentials;
+  /** The operator's settings (a provider's write-back field mapping). */
+  settings: Record<string, unknown>;
 }
 
 export interface AdDestinationRow {
@@ -42,14 +44,14 @@ export async function connectedProvider(sql: SqlExecutor, websiteId: string): Pr
 
 /** The website's active CRM connection with its credentials opened, or null when none is connected. */
 export async function loadConnection(sql: SqlExecutor, websiteId: string, box: CredentialsBox): Promise<CrmConnection | null> {
-  const result = await sql.query<{ id: string; provider: string; credentials: Buffer | Uint8Array }>(
-    `SELECT id::text AS id, provider, credentials FROM connections WHERE website_id::text = $1 AND status = 'active'
+  const result = await sql.query<{ id: string; provider: string; credentials: Buffer | Uint8Array; settings: Record<string, unknown> | null }>(
+    `SELECT id::text AS id, provider, credentials, settings FROM connections WHERE website_id::text = $1 AND status = 'active'
      ORDER BY created_at DESC LIMIT 1`,
     [websiteId],
   );
   const row = result.rows[0];
   if (!row) return null;
-  return { id: row.id, provider: row.provider, credentials: box.open(row.id, Buffer.from(row.credentials)) };
+  return { id: row.id, provider: row.provider, credentials: box.open(row.id, Buffer.from(row.credentials)), settings: row.settings ?? {} };
 }
 
 /** The website's active ad-platform accounts that conversions are uploaded to (settings only). */

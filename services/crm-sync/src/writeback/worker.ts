@@ -129,7 +129,8 @@ async function pushToCrm(deps: WorkerDeps, row: WritebackRow): Promise<Attempt> 
   if (connector === null) return { kind: 'dead', detail: `no write-back connector for provider "${connection.provider}"` };
   const request = row.payload as OutcomeWritebackRequestedV1;
   const crmId = await knownCrmRecord(deps.sql, row.website_id, connection.provider, row.conversion_id, request.email);
-  const result = await connector.push(connection.credentials, request, AbortSignal.timeout(deps.callTimeoutMs), crmId === null ? undefined : { crm_id: crmId });
+  const target = crmId === null ? undefined : { crm_id: crmId };
+  const result = await connector.push(connection.credentials, request, AbortSignal.timeout(deps.callTimeoutMs), target, connection.settings);
   const fields = Object.keys(result.fields);
   const detail = `written to ${connection.provider} record ${result.crm_id}${fields.length > 0 ? `: ${fields.join(', ')}` : ''}`;
   return { kind: 'written', result: { detail, externalId: result.crm_id }, crmProvider: connection.provider };

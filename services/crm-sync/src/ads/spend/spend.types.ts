@@ -6,7 +6,9 @@ import type { AdReportRowV1 } from '@sightline/proto-schemas';
 import { ProviderError, type Credentials } from '../../connectors/connector';
 import { parseJsonOrNull } from '../../connectors/json-body';
 import { sleep } from '../../connectors/sleep';
-import { parseRetryAfter } from '../../writeback/backoff';
+import { retryAfterOf } from '../../writeback/backoff';
+
+export { retryAfterOf };
 
 export type SpendPlatform = 'google_ads' | 'meta_ads' | 'linkedin_ads';
 export const SPEND_PLATFORMS: readonly SpendPlatform[] = ['google_ads', 'meta_ads', 'linkedin_ads'];
@@ -127,6 +129,3 @@ export async function httpCall(url: string, init: RequestInit): Promise<HttpAnsw
   return { status: response.status, headers: response.headers, body: parseJsonOrNull(body), text: body };
 }
 
-export function retryAfterOf(headers: Headers): number | null {
-  return parseRetryAfter(headers.get('retry-after'), new Date());
-}

@@ -4,7 +4,8 @@
 // or an error.
 import { ProviderError } from '../connector';
 import { abortReason } from '../sleep';
-import { retryAfterMs, type RateGate } from './rate-gate';
+import { retryAfterOf } from '../../writeback/backoff';
+import type { RateGate } from './rate-gate';
 
 export type Query = Record<string, string | number | undefined>;
 
@@ -59,7 +60,7 @@ export class HubspotHttp {
       const reason = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : describeNetworkError(error);
       throw new ProviderError(`HubSpot ${method} ${path}: ${reason}`, null, true);
     }
-    const wait = retryAfterMs(response.headers);
+    const wait = retryAfterOf(response.headers);
     this.gate.observe(response.headers, response.status, wait);
     const text = await readText(response, this.signal);
     if (response.ok) return (text ? JSON.parse(text) : {}) as T;

@@ -49,9 +49,9 @@ describe('HubSpot connector', () => {
 
   it('pulls pipelines, companies, contacts and deals in that order, a page per call', async () => {
     const { fake, crm, hubspot, credentials } = await started({ maxPageSize: 2 });
-    const pages = await collect(hubspot.pull({ credentials, cursor: null, since: null, signal }));
+    const pages = await collect(hubspot.pull({ credentials, settings: {}, cursor: null, since: null, signal }));
 
-    const kinds = pages.map((p) => Object.keys(p.records).filter((k) => (p.records[k as keyof typeof p.records]?.length ?? 0) > 0)[0]);
+    const kinds = pages.map((p) => (['pipelines', 'companies', 'contacts', 'deals'] as const).filter((k) => (p.records[k]?.length ?? 0) > 0)[0]);
     expect(kinds).toEqual(['pipelines', 'companies', 'companies', 'contacts', 'contacts', 'contacts', 'deals', 'deals']);
     expect(pages.at(-1)?.cursor).toBeNull();
     expect(pages.slice(0, -1).every((p) => typeof p.cursor === 'string')).toBe(true);
@@ -84,9 +84,9 @@ describe('HubSpot connector', () => {
 
   it('resumes from a cursor at exactly the next page', async () => {
     const { fake, hubspot, credentials } = await started({ maxPageSize: 2 });
-    const first = await collect(hubspot.pull({ credentials, cursor: null, since: null, signal }), 4);
+    const first = await collect(hubspot.pull({ credentials, settings: {}, cursor: null, since: null, signal }), 4);
     const requestsBefore = fake.requests.length;
-    const rest = await collect(hubspot.pull({ credentials, cursor: first[3]!.cursor, since: null, signal }));
+    const rest = await collect(hubspot.pull({ credentials, settings: {}, cursor: first[3]!.cursor, since: null, signal }));
     const resumed = fake.requests.slice(requestsBefore);
     // Page 4 was the first contacts page; the resume asks for the second one.
     expect(resumed[0]).toMatchObject({ path: '/crm/v3/objects/contacts' });
@@ -105,7 +105,7 @@ describe('HubSpot connector', () => {
     fake.upsert('deals', { dealstage: 'closedwon', closedate: '2026-06-01T00:00:00.000Z' }, crm.deals.expansion);
     const before = fake.requests.length;
 
-    const pages = await collect(hubspot.pull({ credentials, cursor: null, since, signal }));
+    const pages = await collect(hubspot.pull({ credentials, settings: {}, cursor: null, since, signal }));
     const records = pages.map((p) => p.records);
     expect(records.flatMap((r) => r.companies ?? [])).toEqual([]);
     expect(records.flatMap((r) => r.contacts ?? []).map((c) => [c.crm_id, c.lifecycle_stage])).toEqual([[crm.contacts.ada, 'customer']]);
@@ -133,7 +133,7 @@ describe('HubSpot connector', () => {
       await new Promise((r) => setTimeout(r, 2));
     }
 
-    const pages = await collect(hubspot.pull({ credentials, cursor: null, since, signal }));
+    const pages = await collect(hubspot.pull({ credentials, settings: {}, cursor: null, since, signal }));
     const companies = new Set(pages.flatMap((p) => p.records.companies ?? []).map((c) => c.crm_id));
     expect(companies.size).toBe(3 + 7);
     expect(fake.requests.filter((r) => r.status === 400)).toEqual([]);
@@ -150,7 +150,7 @@ describe('HubSpot connector', () => {
 
   it('keeps within the rate limit the headers state', async () => {
     const { fake, hubspot, credentials } = await started({ maxPageSize: 1, rateLimit: { max: 3, intervalMs: 300 } });
-    const pages = await collect(hubspot.pull({ credentials, cursor: null, since: null, signal }));
+    const pages = await collect(hubspot.pull({ credentials, settings: {}, cursor: null, since: null, signal }));
     expect(pages.length).toBeGreaterThan(10);
     expect(fake.requests.filter((r) => r.status === 429)).toEqual([]);
     expect(fake.maxInWindow(300)).toBeLessThanOrEqual(3);
@@ -159,15 +159,15 @@ describe('HubSpot connector', () => {
   it('reports 429 and 5xx as retryable with the asked delay, 401 as final, and never shows the token', async () => {
     const { fake, hubspot, credentials } = await started();
     fake.rateLimitStorm(1, 2);
-    const limited = await collect(hubspot.pull({ credentials, cursor: null, since: null, signal })).catch((e: unknown) => e);
+    const limited = await collect(hubspot.pull({ credentials, settings: {}, cursor: null, since: null, signal })).catch((e: unknown) => e);
     expect(limited).toBeInstanceOf(ProviderError);
     expect(limited).toMatchObject({ status: 429, retryable: true, retryAfterMs: 2000 });
 
     const fresh = createHubspotConnector({ baseUrl: fake.url });
     fake.serverErrors(1, 503);
-    await expect(collect(fresh.pull({ credentials, cursor: null, since: null, signal }))).rejects.toMatchObject({ status: 503, retryable: true });
+    await expect(collect(fresh.pull({ credentials, settings: {}, cursor: null, since: null, signal }))).rejects.toMatchObject({ status: 503, retryable: true });
 
-    const wrong = await collect(fresh.pull({ credentials: { access_token: 'pat-na1-wrong-token' }, cursor: null, since: null, signal })).catch((e: unknown) => e);
+    const wrong = await collect(fresh.pull({ credentials: { access_token: 'pat-na1-wrong-token' }, settings: {}, cursor: null, since: null, signal })).catch((e: unknown) => e);
     expect(wrong).toMatchObject({ status: 401, retryable: false });
     expect((wrong as Error).message).toContain('INVALID_AUTHENTICATION');
     expect((wrong as Error).message).not.toContain('pat-na1-wrong-token');

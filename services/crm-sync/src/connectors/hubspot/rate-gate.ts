@@ -53,12 +53,3 @@ function intHeader(headers: Headers, name: string): number | null {
   return Number.isFinite(n) ? n : null;
 }
 
-/** Retry-After as milliseconds: delta-seconds or an HTTP date (RFC 9110). */
-export function retryAfterMs(headers: Headers): number | null {
-  const value = headers.get('retry-after');
-  if (value === null || value.trim() === '') return null;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? null : Math.max(0, at - Date.now());
-}
