@@ -38,14 +38,15 @@ async function run() {
 
 async function measure(mode, contacts, changes) {
   const { createLogger, loadConfig, startModules } = require('@sightline/kit');
-  const { MODULE_REGISTRY, TARGET_NAMES } = require('@sightline/cli');
+  const { MODULE_REGISTRY, TARGET_NAMES, SETTINGS_SECTIONS } = require('@sightline/cli');
   const dataDir = mkdtempSync(join(tmpdir(), 'sightline-bench-contacts-'));
   const env = { SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'error', SIGHTLINE_DEMO: 'off' };
   const distributed = mode === 'postgres' ? await distributedServers() : null;
   if (distributed) Object.assign(env, distributed.env);
   const wanted = ['gateway', 'contacts', 'changefeed'];
-  const modules = await Promise.all(MODULE_REGISTRY.filter((e) => wanted.includes(e.name)).map((e) => e.create({ demo: false }, TARGET_NAMES)));
-  const proc = await startModules({ config: loadConfig(env), logger: createLogger({ level: 'error' }), modules });
+  const config = loadConfig(env, SETTINGS_SECTIONS);
+  const modules = await Promise.all(MODULE_REGISTRY.filter((e) => wanted.includes(e.name)).map((e) => e.create(config, TARGET_NAMES)));
+  const proc = await startModules({ config, logger: createLogger({ level: 'error' }), modules });
   try {
     const admin = async (path, body) =>
       (await fetch(`http://127.0.0.1:${proc.adminPort}/admin${path}`, { method: 'POST', headers: { authorization: `Bearer ${proc.settings.adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();

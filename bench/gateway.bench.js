@@ -9,10 +9,10 @@ const { closedLoop, recordSection, machine, fmt } = require('./lib');
 
 async function run() {
   const { createLogger, loadConfig, startModules } = require('@sightline/kit');
-  const { MODULE_REGISTRY, TARGET_NAMES } = require('@sightline/cli');
+  const { MODULE_REGISTRY, TARGET_NAMES, SETTINGS_SECTIONS } = require('@sightline/cli');
   const dataDir = mkdtempSync(join(tmpdir(), 'sightline-bench-gw-'));
-  const config = loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'silent', SIGHTLINE_DEMO: 'off' });
-  const proc = await startModules({ config, logger: createLogger({ level: 'silent' }), modules: await Promise.all(MODULE_REGISTRY.map((e) => e.create({ demo: false }, TARGET_NAMES))) });
+  const config = loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'silent', SIGHTLINE_DEMO: 'off' }, SETTINGS_SECTIONS);
+  const proc = await startModules({ config, logger: createLogger({ level: 'silent' }), modules: await Promise.all(MODULE_REGISTRY.map((e) => e.create(config, TARGET_NAMES))) });
   const admin = async (method, path, body) => {
     const r = await fetch(`http://127.0.0.1:${proc.adminPort}/admin${path}`, { method, headers: { authorization: `Bearer ${proc.settings.adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     return r.json();

@@ -53,15 +53,12 @@ function dealsCsv(count) {
 
 async function run() {
   const { createLogger, loadConfig, startModules } = require('@sightline/kit');
-  const { MODULE_REGISTRY, TARGET_NAMES, main } = require('@sightline/cli');
+  const { MODULE_REGISTRY, TARGET_NAMES, SETTINGS_SECTIONS, main } = require('@sightline/cli');
   const dataDir = mkdtempSync(join(tmpdir(), 'sightline-bench-import-'));
   const wanted = ['gateway', 'crm-sync'];
-  const modules = await Promise.all(MODULE_REGISTRY.filter((e) => wanted.includes(e.name)).map((e) => e.create({ demo: false }, TARGET_NAMES)));
-  const proc = await startModules({
-    config: loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'error', SIGHTLINE_DEMO: 'off' }),
-    modules,
-    logger: createLogger({ level: 'error' }),
-  });
+  const config = loadConfig({ SIGHTLINE_PORT: '0', SIGHTLINE_ADMIN_PORT: '0', SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_LOG_LEVEL: 'error', SIGHTLINE_DEMO: 'off' }, SETTINGS_SECTIONS);
+  const modules = await Promise.all(MODULE_REGISTRY.filter((e) => wanted.includes(e.name)).map((e) => e.create(config, TARGET_NAMES)));
+  const proc = await startModules({ config, modules, logger: createLogger({ level: 'error' }) });
   const url = `http://127.0.0.1:${proc.adminPort}`;
   const token = proc.settings.adminToken;
   const admin = async (path, body) => {

@@ -86,4 +86,21 @@ async function distributedServers() {
   };
 }
 
-module.exports = { closedLoop, recordSection, machine, fmt, deleteRabbitNamespace, distributedServers };
+/**
+ * Lets a benchmark require a TypeScript test helper (a provider's stand-in server) the way jest
+ * does: transpiled by @swc/core on load, type-checked elsewhere (npm run lint).
+ */
+function requireTypeScript(path) {
+  if (!require.extensions['.ts']) {
+    const { transformSync } = require('@swc/core');
+    require.extensions['.ts'] = (module, filename) => {
+      const { code } = transformSync(readFileSync(filename, 'utf8'), {
+        filename, module: { type: 'commonjs' }, jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+      });
+      module._compile(code, filename);
+    };
+  }
+  return require(path);
+}
+
+module.exports = { closedLoop, recordSection, machine, fmt, deleteRabbitNamespace, distributedServers, requireTypeScript };

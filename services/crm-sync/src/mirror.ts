@@ -284,11 +284,15 @@ async function membersMessages(tx: SqlExecutor, scope: MirrorScope, subject: 'co
       [scope.websiteId, scope.provider, crmIds],
     )
     : await tx.query<{ crm_id: string; name: string | null; emails: string[] }>(
-      `SELECT d.crm_id, d.name, coalesce(array_agg(ct.email ORDER BY ct.email) FILTER (WHERE ct.email IS NOT NULL), '{}') AS emails
-         FROM deals d
-         LEFT JOIN crm_contacts ct ON ct.website_id = d.website_id AND ct.provider = d.provider AND ct.crm_id = ANY(d.contact_crm_ids)
-        WHERE d.website_id = $1 AND d.provider = $2 AND d.crm_id = ANY($3)
-        GROUP BY d.crm_id, d.name`,
+      // Deal by key, then each of its contact ids by key: primary-key lookups only. (Joining on
+      // "crm_id = ANY(contact_crm_ids)" or on the website's columns compared every contact of the
+      // website with every deal of the page: 6 s a page of 2,000 at 30,000 contacts.)
+      `SELECT ids.crm_id, d.name, coalesce(array_agg(ct.email ORDER BY ct.email) FILTER (WHERE ct.email IS NOT NULL), '{}') AS emails
+         FROM unnest($3::text[]) AS ids(crm_id)
+         JOIN deals d ON d.website_id = $1 AND d.provider = $2 AND d.crm_id = ids.crm_id
+         LEFT JOIN LATERAL unnest(d.contact_crm_ids) AS member(crm_id) ON true
+         LEFT JOIN crm_contacts ct ON ct.website_id = $1 AND ct.provider = $2 AND ct.crm_id = member.crm_id
+        GROUP BY ids.crm_id, d.name`,
       [scope.websiteId, scope.provider, crmIds],
     );
   const syncedAt = new Date().toISOString();

@@ -1310,6 +1310,9 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 const tokenError = (error: string, description: string): SalesforceReply => ({ status: 400, body: { error, error_description: description } });
 
+/** The longest request URI Salesforce's REST API takes. */
+export const MAX_URI_CHARS = 16_384;
+
 export async function startSalesforceServer(options: SalesforceServerOptions = {}): Promise<SalesforceServer> {
   const clock = options.now ?? (() => new Date());
   const org = options.org ?? new SalesforceOrg({ now: clock });
@@ -1688,6 +1691,13 @@ export async function startSalesforceServer(options: SalesforceServerOptions = {
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if ((req.url ?? '').length > MAX_URI_CHARS) {
+      // Salesforce refuses a request URI over 16,384 characters before it reads anything else.
+      calls.push({ method: req.method ?? 'GET', path: (req.url ?? '').split('?')[0] ?? '', query: {}, status: 414, endpoint: 'unknown', at: now() });
+      res.writeHead(414, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify([{ errorCode: 'URI_TOO_LONG', message: `The request URI is longer than ${MAX_URI_CHARS} characters.` }]));
+      return;
+    }
     const u = new URL(req.url ?? '/', 'http://localhost');
     const query: Record<string, string> = {};
     u.searchParams.forEach((v, k) => (query[k] = v));
@@ -1744,7 +1754,8 @@ export async function startSalesforceServer(options: SalesforceServerOptions = {
     }
   };
 
-  const server: Server = createServer((req, res) => void handle(req, res));
+  // Room for a long request line, so an over-long URI gets Salesforce's own answer (414), not Node's 431.
+  const server: Server = createServer({ maxHeaderSize: 256 * 1024 }, (req, res) => void handle(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

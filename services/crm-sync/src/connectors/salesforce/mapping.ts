@@ -54,11 +54,17 @@ export function toCompany(a: SfRecord): CrmCompany {
   return { crm_id: a.Id, name: text(a['Name']) ?? a.Id, domain, lifecycle_stage: null, created_at: isoOf(a['CreatedDate']) ?? updated, updated_at: updated };
 }
 
+/** An org lifecycle value as the connection maps it (lifecycle_stages), else as it is. */
+function lifecycle(value: unknown, settings: SalesforceSettings): string | null {
+  const raw = text(value);
+  return raw === null ? null : settings.lifecycle_stages[raw] ?? raw;
+}
+
 export function leadToContact(lead: SfRecord, settings: SalesforceSettings): CrmContact {
   return {
     crm_id: lead.Id,
     email: text(lead['Email'])?.trim().toLowerCase() ?? null,
-    lifecycle_stage: text(lead[settings.lead_stage_field]),
+    lifecycle_stage: lifecycle(lead[settings.lead_stage_field], settings),
     company_crm_id: null,
     updated_at: isoOf(lead['SystemModstamp']) ?? new Date(0).toISOString(),
   };
@@ -68,7 +74,7 @@ export function contactToContact(contact: SfRecord, settings: SalesforceSettings
   return {
     crm_id: contact.Id,
     email: text(contact['Email'])?.trim().toLowerCase() ?? null,
-    lifecycle_stage: settings.contact_stage_field ? text(contact[settings.contact_stage_field]) : null,
+    lifecycle_stage: settings.contact_stage_field ? lifecycle(contact[settings.contact_stage_field], settings) : null,
     company_crm_id: text(contact['AccountId']),
     updated_at: isoOf(contact['SystemModstamp']) ?? new Date(0).toISOString(),
   };

@@ -148,23 +148,44 @@ async function stepOf(http: SalesforceHttp, cursor: SalesforceCursor, settings: 
     case 'roles': {
       // Opportunities whose people changed without the opportunity itself changing.
       const ids = [...new Set(records.map((r) => String(r['OpportunityId'])))];
-      const opportunities = ids.length === 0 ? [] : await queryAll<SfRecord>(http, `SELECT ${FIELDS.opportunities(settings).join(', ')} FROM Opportunity WHERE Id IN (${ids.map(soqlString).join(', ')})`);
+      const opportunities: SfRecord[] = [];
+      for (const chunk of chunks(ids.map(soqlString), IDS_PER_QUERY)) {
+        opportunities.push(...(await queryAll<SfRecord>(http, `SELECT ${FIELDS.opportunities(settings).join(', ')} FROM Opportunity WHERE Id IN (${chunk.join(', ')})`)));
+      }
       return { records: { deals: await withRolesAndHistory(http, opportunities, settings) }, next };
     }
   }
 }
 
-/** Deals of a page of opportunities: one query for their contact roles, one for their stage history. */
+/**
+ * Ids per IN list: Salesforce refuses a request URI over 16,384 characters, and an 18-character id
+ * takes about 30 once quoted, separated and URL-encoded.
+ */
+export const IDS_PER_QUERY = 300;
+
+/** Deals of a page of opportunities: their contact roles and their stage history, IDS_PER_QUERY ids a query. */
 async function withRolesAndHistory(http: SalesforceHttp, opportunities: SfRecord[], settings: SalesforceSettings) {
   if (opportunities.length === 0) return [];
-  const ids = opportunities.map((o) => soqlString(o.Id)).join(', ');
-  const [roles, history] = await Promise.all([
-    queryAll<SfRecord>(http, `SELECT Id, OpportunityId, ContactId FROM OpportunityContactRole WHERE OpportunityId IN (${ids})`),
-    queryAll<SfRecord>(http, `SELECT Id, OpportunityId, StageName, CreatedDate FROM OpportunityHistory WHERE OpportunityId IN (${ids}) ORDER BY OpportunityId, CreatedDate`),
-  ]);
+  const roles: SfRecord[] = [];
+  const history: SfRecord[] = [];
+  for (const chunk of chunks(opportunities.map((o) => soqlString(o.Id)), IDS_PER_QUERY)) {
+    const ids = chunk.join(', ');
+    const [r, h] = await Promise.all([
+      queryAll<SfRecord>(http, `SELECT Id, OpportunityId, ContactId FROM OpportunityContactRole WHERE OpportunityId IN (${ids})`),
+      queryAll<SfRecord>(http, `SELECT Id, OpportunityId, StageName, CreatedDate FROM OpportunityHistory WHERE OpportunityId IN (${ids}) ORDER BY OpportunityId, CreatedDate`),
+    ]);
+    roles.push(...r);
+    history.push(...h);
+  }
   const rolesOf = groupBy(roles, 'OpportunityId');
   const historyOf = groupBy(history, 'OpportunityId');
   return opportunities.map((o) => toDeal(o, (rolesOf.get(o.Id) ?? []).map((r) => String(r['ContactId'])).filter((id) => id !== 'null'), historyOf.get(o.Id) ?? [], settings));
+}
+
+function chunks<T>(list: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
 }
 
 function groupBy(records: SfRecord[], field: string): Map<string, SfRecord[]> {

@@ -95,6 +95,16 @@ describe('Salesforce connector (stand-in org)', () => {
     expect(pages.at(-1)!.usage).toMatchObject({ limit: 100_000 });
   });
 
+  it('maps the org\'s lifecycle values onto stage keys as the connection says, and leaves the rest as they are', async () => {
+    const pages = await collect(pull({ settings: { ...settings, lifecycle_stages: { 'Working - Contacted': 'mql' } } }));
+    const leads = sf.org.all('Lead').filter((l) => l['IsConverted'] !== true);
+    const contacts = merged(pages).contacts;
+    const working = leads.find((l) => l['Status'] === 'Working - Contacted')!;
+    const other = leads.find((l) => l['Status'] && l['Status'] !== 'Working - Contacted')!;
+    expect(contacts.find((c) => c.crm_id === working['Id'])!.lifecycle_stage).toBe('mql');
+    expect(contacts.find((c) => c.crm_id === other['Id'])!.lifecycle_stage).toBe(other['Status']);
+  });
+
   it('resumes from any page\'s cursor and ends with the same records', async () => {
     const all = merged(await collect(pull()));
     const first = await collect(pull(), 4);
@@ -250,6 +260,8 @@ describe('Salesforce connector (stand-in org)', () => {
       expect(connector.validateSettings!({ writeback: { Opportunity: { status: 'StageName' } } })).toMatch(/Lead or Contact/);
       expect(connector.validateSettings!({ writeback: { Lead: { notes: 'Description' } } })).toMatch(/outcome fields are/);
       expect(connector.validateSettings!({ lead_stage_fields: 'Status' })).toMatch(/unknown Salesforce setting "lead_stage_fields"/);
+      expect(connector.validateSettings!({ lifecycle_stages: { 'Working - Contacted': 'mql' } })).toBeNull();
+      expect(connector.validateSettings!({ lifecycle_stages: { 'Working - Contacted': 'MQL!' } })).toMatch(/stage key/);
       expect(connector.validateCredentials!(jwt)).toBeNull();
       expect(connector.validateCredentials!({ client_id: CLIENT, private_key: jwt['private_key']! })).toMatch(/username/);
       expect(connector.validateCredentials!({ client_id: CLIENT, refresh_token: 'r' })).toMatch(/client_secret/);

@@ -22,6 +22,11 @@ export interface SalesforceSettings {
   lead_stage_field: string;
   /** Contact field read as the lifecycle stage (a custom field such as Lifecycle_Stage__c), or null for none. */
   contact_stage_field: string | null;
+  /**
+   * Which of the org's lifecycle values count as which Sightline stage: {"Working - Contacted": "mql",
+   * "Qualified": "sql"}. A value not listed stays as it is (its stage key is derived from it).
+   */
+  lifecycle_stages: Record<string, string>;
   /** Opportunity record types to pull (RecordTypeId), or null for every opportunity. */
   record_types: string[] | null;
   /** Opportunity field holding the deal currency (multi-currency orgs: CurrencyIsoCode), or null to leave it empty. */
@@ -42,7 +47,7 @@ export class SalesforceSettingsError extends Error {
 
 /** The settings with defaults filled in; throws SalesforceSettingsError naming the first key that does not fit. */
 export function parseSalesforceSettings(raw: ConnectionSettings): SalesforceSettings {
-  const known = new Set(['api_version', 'max_api_share', 'pause_minutes', 'page_size', 'lead_stage_field', 'contact_stage_field', 'record_types', 'currency_field', 'writeback']);
+  const known = new Set(['api_version', 'max_api_share', 'pause_minutes', 'page_size', 'lead_stage_field', 'contact_stage_field', 'lifecycle_stages', 'record_types', 'currency_field', 'writeback']);
   const unknown = Object.keys(raw).filter((k) => !known.has(k));
   if (unknown.length > 0) throw new SalesforceSettingsError(`unknown Salesforce setting ${JSON.stringify(unknown[0])}; known: ${[...known].join(', ')}`);
   const apiVersion = raw['api_version'] ?? SALESFORCE_API_VERSION;
@@ -60,6 +65,7 @@ export function parseSalesforceSettings(raw: ConnectionSettings): SalesforceSett
     page_size: pageSize as number,
     lead_stage_field: fieldName(raw['lead_stage_field'] ?? 'Status', 'lead_stage_field'),
     contact_stage_field: raw['contact_stage_field'] === undefined || raw['contact_stage_field'] === null ? null : fieldName(raw['contact_stage_field'], 'contact_stage_field'),
+    lifecycle_stages: lifecycleStages(raw['lifecycle_stages']),
     record_types: recordTypes(raw['record_types']),
     currency_field: raw['currency_field'] === undefined ? null : raw['currency_field'] === null ? null : fieldName(raw['currency_field'], 'currency_field'),
     writeback: writeback(raw['writeback']),
@@ -69,6 +75,21 @@ export function parseSalesforceSettings(raw: ConnectionSettings): SalesforceSett
 function fieldName(value: unknown, key: string): string {
   if (typeof value !== 'string' || !API_NAME.test(value)) throw new SalesforceSettingsError(`${key} must be a Salesforce field API name such as Status or Lifecycle_Stage__c`);
   return value;
+}
+
+const STAGE_KEY = /^[a-z0-9]+(?:_[a-z0-9]+)*$/;
+
+function lifecycleStages(value: unknown): Record<string, string> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value) || Object.keys(value).length > 200) {
+    throw new SalesforceSettingsError('lifecycle_stages must be an object of at most 200 org values → stage keys, e.g. {"Working - Contacted": "mql"}');
+  }
+  for (const [from, to] of Object.entries(value as Record<string, unknown>)) {
+    if (from.trim() === '' || typeof to !== 'string' || !STAGE_KEY.test(to) || to.length > 64) {
+      throw new SalesforceSettingsError(`lifecycle_stages[${JSON.stringify(from)}] must be a stage key such as mql or sql (lower case, digits, single underscores)`);
+    }
+  }
+  return value as Record<string, string>;
 }
 
 function recordTypes(value: unknown): string[] | null {
