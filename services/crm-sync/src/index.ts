@@ -9,7 +9,7 @@ import { createOutbox, defineModule, type RunnableModule } from '@sightline/kit'
 import type { CrmSyncDeps, CrmSyncOptions } from './deps';
 import { importAdminRoutes } from './imports/imports.admin';
 import { registerCrmSyncMetrics } from './metrics';
-import { sunsetMessage, sunsetWarnings } from './ads/api-versions';
+import { sunsetMessage, sunsetWarnings } from './api-versions';
 import { spendParts } from './ads/spend/spend.parts';
 import { readRpcHandlers } from './reads/reads.rpc';
 import { syncParts } from './sync/sync.parts';

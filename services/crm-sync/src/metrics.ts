@@ -5,13 +5,13 @@
 // - sightline_crm_sync_writebacks{target, status}: the write-back queue by destination (crm,
 //   google_ads, meta_ads, linkedin_ads) and open state (pending, failed: retry scheduled, dead: given up);
 // - sightline_crm_sync_api_sunset_days{api, version}: days until each default ad-platform API
-//   version's sunset (ads/api-versions.ts; negative once past), for an alert well ahead of it;
+//   version's sunset (src/api-versions.ts; negative once past), for an alert well ahead of it;
 // - sightline_crm_sync_ad_pull_rows_total{platform} and sightline_crm_sync_ad_push_total{platform,
 //   outcome}: counted where pulls and uploads happen (ads/ad-metrics.ts), bound to this registry here.
 // Every replica reports the same rows: dashboards take the max.
 import { memoizeFor, polledGauge, type ModuleContext, type SqlStore } from '@sightline/kit';
 import { bindAdMetrics } from './ads/ad-metrics';
-import { AD_APIS, API_VERSIONS, daysUntil } from './ads/api-versions';
+import { PROVIDER_APIS, API_VERSIONS, daysUntil } from './api-versions';
 
 type Registry = ModuleContext['metrics'];
 
@@ -27,7 +27,7 @@ export function registerCrmSyncMetrics(registry: Registry, sql: SqlStore, now: (
     name: 'sightline_crm_sync_api_sunset_days',
     help: 'Days until the sunset of each default ad-platform API version crm-sync calls (negative once past).',
     labelNames: ['api', 'version'] as const,
-  }).add(() => AD_APIS.map((api) => ({ labels: { api, version: API_VERSIONS[api].version }, value: daysUntil(API_VERSIONS[api].sunset, now()) })));
+  }).add(() => PROVIDER_APIS.map((api) => ({ labels: { api, version: API_VERSIONS[api].version }, value: daysUntil(API_VERSIONS[api].sunset, now()) })));
 
   const connections = memoizeFor(READ_EVERY_MS, async () =>
     (

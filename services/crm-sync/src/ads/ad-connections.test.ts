@@ -17,7 +17,7 @@ import { adDestinationKey } from '../writeback/connection';
 import { writebackParts, type WritebackParts } from '../writeback/writeback.parts';
 import { saveAdPullStatus, saveAdPushStatus } from '../writeback/connection';
 import { recordAdPull, recordAdPush } from './ad-metrics';
-import { API_VERSIONS, sunsetMessage, sunsetWarnings } from './api-versions';
+import { API_VERSIONS, sunsetMessage, sunsetWarnings } from '../api-versions';
 
 type Body = Record<string, unknown> & { data: Record<string, unknown> & Record<string, unknown>[] };
 
@@ -198,7 +198,7 @@ describe.each(['embedded', 'postgres'] as const)('ad-platform connections (admin
   });
 
   it('words a sunset warning for the log and /readyz', () => {
-    expect(sunsetMessage({ api: 'meta_graph', version: 'v25.0', sunset: '2028-07-29', daysLeft: 60 })).toBe('meta_graph v25.0 reaches its sunset on 2028-07-29 (60 days left): move ads/api-versions.ts to a newer version');
+    expect(sunsetMessage({ api: 'meta_graph', version: 'v25.0', sunset: '2028-07-29', daysLeft: 60 })).toBe('meta_graph v25.0 reaches its sunset on 2028-07-29 (60 days left): move src/api-versions.ts to a newer version');
     expect(sunsetMessage({ api: 'google_ads', version: 'v22', sunset: '2026-10-07', daysLeft: -52 })).toMatch(/^google_ads v22 reached its sunset on 2026-10-07: requests fail/);
   });
 });

@@ -29,7 +29,7 @@ export interface AdDestinationRow {
   platform: AdPlatform;
   workspace_id: string;
   settings: unknown;
-  /** The operator's pinned API version for this account (ad_destinations.api_version), or null: see ads/api-versions.ts apiVersion(). */
+  /** The operator's pinned API version for this account (ad_destinations.api_version), or null: see src/api-versions.ts apiVersion(). */
   api_version?: string | null;
 }
 

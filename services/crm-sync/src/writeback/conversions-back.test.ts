@@ -14,7 +14,7 @@ import { linkedinError, startLinkedinConversionsServer, type LinkedinConversions
 import { credentialsBox } from '../connections/credentials';
 import type { CrmSyncOptions } from '../deps';
 import { adDestinationKey, type AdPlatform } from './connection';
-import { API_VERSIONS } from '../ads/api-versions';
+import { API_VERSIONS } from '../api-versions';
 import { enqueueWriteback } from './enqueue';
 import { claimDue } from './store';
 import { writebackParts, type WritebackParts } from './writeback.parts';

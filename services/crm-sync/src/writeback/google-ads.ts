@@ -8,12 +8,12 @@
 import type { OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
 import { ProviderError, type Credentials } from '../connectors/connector';
 import { parseJsonOrNull } from '../connectors/json-body';
-import { apiVersion } from '../ads/api-versions';
+import { apiVersion } from '../api-versions';
 import { parseDuration, parseRetryAfter } from './backoff';
 import { settingsObject, sharedSettings, SettingsError, textSetting, type ConversionSignal, type SharedUploadSettings, type UploadResult } from './conversion';
 
 export const GOOGLE_ADS_URL = 'https://googleads.googleapis.com';
-/** The default version, from the table of API versions (ads/api-versions.ts); `api_version` in settings overrides it. */
+/** The default version, from the table of API versions (src/api-versions.ts); `api_version` in settings overrides it. */
 export const GOOGLE_ADS_API_VERSION = apiVersion('google_ads');
 /** Google asks to retry a conversion whose click is under 6 hours old after those hours. */
 const TOO_RECENT_RETRY_MS = 6 * 3600_000;

@@ -1,5 +1,5 @@
 // Google offline conversions and enhanced conversions for leads through the Data Manager API:
-// POST {base}/v1/events:ingest (version from ads/api-versions.ts) with an IngestEventsRequest (the default for a google_ads account;
+// POST {base}/v1/events:ingest (version from src/api-versions.ts) with an IngestEventsRequest (the default for a google_ads account;
 // the Google Ads API's uploadClickConversions in google-ads.ts is kept only for an account whose
 // settings say "api": "google_ads_api").
 //
@@ -22,7 +22,7 @@
 // domain, metadata}, BadRequest {fieldViolations}, RetryInfo {retryDelay}, RequestInfo {requestId},
 // ...]}}. The API fails fast: one bad event fails the whole request.
 import type { OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
-import { apiVersion } from '../ads/api-versions';
+import { apiVersion } from '../api-versions';
 import { hashedUserIds } from '../ads/identifiers';
 import { ProviderError, type Credentials } from '../connectors/connector';
 import { parseJsonOrNull } from '../connectors/json-body';

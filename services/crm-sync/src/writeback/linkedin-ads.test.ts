@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { MESSAGE_EXAMPLES, type OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
 import { linkedinError, startLinkedinConversionsServer, type LinkedinConversionsServer } from '../../test/linkedin-conversions-server';
 import { conversionSignal, SettingsError } from './conversion';
-import { API_VERSIONS } from '../ads/api-versions';
+import { API_VERSIONS } from '../api-versions';
 import { linkedinTooOld, linkedinVersion, linkedinUploadBody, parseLinkedinAdsSettings, sendConversionEvents, type LinkedinUploadBody } from './linkedin-ads';
 import { providerError } from '../../test/provider-error';
 

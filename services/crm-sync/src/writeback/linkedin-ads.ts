@@ -8,7 +8,7 @@
 // Errors are {status, serviceErrorCode?, code?, message}; a batch answers 200 with one
 // {status, error?} per element; 429 is the throttle (Retry-After when LinkedIn sends one).
 import type { OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
-import { apiVersion } from '../ads/api-versions';
+import { apiVersion } from '../api-versions';
 import { hashedUserIds } from '../ads/identifiers';
 import { ProviderError, type Credentials } from '../connectors/connector';
 import { parseJsonOrNull } from '../connectors/json-body';

@@ -3,20 +3,20 @@
 // (sent as fbc "fb.1.<ms>.<fbclid>", never hashed, like fbp) plus the contact's email and phone,
 // normalised and SHA-256 hashed as Meta documents (em, ph; ads/identifiers.ts). event_id is the
 // conversion id (+ ":<outcome key>" for a stage), the same on every retry and restart, so Meta
-// drops a second copy. The version comes from ads/api-versions.ts unless the account pins one.
+// drops a second copy. The version comes from src/api-versions.ts unless the account pins one.
 // Errors are Graph API errors {error: {message, type, code, error_subcode, is_transient, fbtrace_id}};
 // throttling comes back as codes 4 / 17 / 32 / 613 / 80004, often with HTTP 400.
 import type { OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
 import { ProviderError, type Credentials } from '../connectors/connector';
 import { parseJsonOrNull } from '../connectors/json-body';
 import { businessUsage, META_THROTTLE_WAIT_MS, metaFailure } from '../ads/meta-usage';
-import { apiVersion } from '../ads/api-versions';
+import { apiVersion } from '../api-versions';
 import { hashedUserIds, normaliseEmail, sha256Hex } from '../ads/identifiers';
 import { parseRetryAfter } from './backoff';
 import { settingsObject, sharedSettings, textSetting, outcomeEventId, type ConversionSignal, type SharedUploadSettings, type UploadResult } from './conversion';
 
 export const META_GRAPH_URL = 'https://graph.facebook.com';
-/** The default version, from the table of API versions (ads/api-versions.ts); `api_version` in settings overrides it. */
+/** The default version, from the table of API versions (src/api-versions.ts); `api_version` in settings overrides it. */
 export const META_GRAPH_VERSION = apiVersion('meta_graph');
 
 

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { MESSAGE_EXAMPLES, type OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
 import { metaError, startAdPlatformsServer, type AdPlatformsServer } from '../../test/ad-platforms-server';
-import { API_VERSIONS, daysUntil } from '../ads/api-versions';
+import { API_VERSIONS, daysUntil } from '../api-versions';
 import { SettingsError } from './conversion';
 import { metaEventsBody, parseMetaAdsSettings, sendServerEvents, type MetaEventsBody } from './meta-ads';
 import { providerError } from '../../test/provider-error';

@@ -12,7 +12,7 @@ import { adminRoute, ProblemError, type ModuleInstance, type Outbox, type SqlSto
 import type { WritebackStatus } from '@sightline/proto-schemas';
 import type { CredentialsBox } from '../connections/credentials';
 import type { Credentials } from '../connectors/connector';
-import { API_VERSIONS, apiVersion, PLATFORM_API, versionProblem } from '../ads/api-versions';
+import { API_VERSIONS, apiVersion, PLATFORM_API, versionProblem } from '../api-versions';
 import { AD_PLATFORMS, adDestinationKey, type AdConnectionPlatform, type AdPlatform } from './connection';
 import { conversionsConfigured, SettingsError } from './conversion';
 import { adAccountSettings } from './plan';

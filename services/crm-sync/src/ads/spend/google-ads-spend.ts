@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import type { AdReportRowV1 } from '@sightline/proto-schemas';
 import { ProviderError, type Credentials } from '../../connectors/connector';
 import { parseDuration } from '../../writeback/backoff';
-import { apiVersion } from '../api-versions';
+import { apiVersion } from '../../api-versions';
 import { callWithRetry, digitsSetting, httpCall, money, num, reportRow, retryAfterOf, text, type HttpAnswer, type SpendConnector, type SpendPullRequest, type SpendReport } from './spend.types';
 
 export const GOOGLE_ADS_BASE_URL = 'https://googleads.googleapis.com';

@@ -9,7 +9,7 @@
 // {status, serviceErrorCode, code, message}; 429 is throttling (daily application and member limits).
 import type { AdReportRowV1 } from '@sightline/proto-schemas';
 import { ProviderError } from '../../connectors/connector';
-import { apiVersion } from '../api-versions';
+import { apiVersion } from '../../api-versions';
 import { addDays, callWithRetry, dayCount, digitsSetting, httpCall, money, num, reportRow, retryAfterOf, text, type DayWindow, type HttpAnswer, type SpendConnector, type SpendPullRequest, type SpendReport } from './spend.types';
 
 export const LINKEDIN_BASE_URL = 'https://api.linkedin.com';

@@ -12,7 +12,7 @@
 import type { AdReportRowV1 } from '@sightline/proto-schemas';
 import { ProviderError } from '../../connectors/connector';
 import { sleep } from '../../connectors/sleep';
-import { apiVersion } from '../api-versions';
+import { apiVersion } from '../../api-versions';
 import { businessUsage, META_THROTTLE_WAIT_MS, metaFailure } from '../meta-usage';
 import { callWithRetry, digitsSetting, httpCall, money, num, reportRow, retryAfterOf, text, type HttpAnswer, type SpendConnector, type SpendPullRequest, type SpendReport } from './spend.types';
 

@@ -2,10 +2,11 @@
 // --settings`): the mapping from the org's objects and fields onto Sightline's records, and how
 // much of the org's daily API allocation a sync may use. Every key is optional; the defaults fit an
 // org that uses the standard objects as Salesforce ships them.
+import { apiVersion } from '../../api-versions';
 import type { ConnectionSettings } from '../connector';
 
-/** The API version the connector calls (Winter '27); `api_version` in settings overrides it. */
-export const SALESFORCE_API_VERSION = 'v68.0';
+/** The API version the connector calls, from the table of API versions; `api_version` in settings overrides it. */
+export const SALESFORCE_API_VERSION = apiVersion('salesforce_rest');
 
 /** Outcome fields a write-back can carry (the request's `current`), as Sightline names them. */
 export const WRITABLE_OUTCOMES = ['status', 'sales_value', 'quote_value', 'currency', 'lead_status_raw', 'lifecycle_stage_raw'] as const;

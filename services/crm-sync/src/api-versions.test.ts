@@ -1,18 +1,18 @@
 // The table of provider API versions: no default may be past its sunset when the tests run (bump the
 // row before the provider turns the version off), overrides win, and the warning window is exact.
-import { AD_APIS, API_VERSIONS, apiVersion, daysUntil, sunsetWarnings, SUNSET_WARNING_DAYS } from './api-versions';
+import { PROVIDER_APIS, API_VERSIONS, apiVersion, daysUntil, sunsetWarnings, SUNSET_WARNING_DAYS } from './api-versions';
 
 const DAY_MS = 86_400_000;
 
 describe('API versions', () => {
   it('has no default version already past its sunset', () => {
     const now = new Date();
-    const past = AD_APIS.filter((api) => daysUntil(API_VERSIONS[api].sunset, now) <= 0).map((api) => `${api} ${API_VERSIONS[api].version} (sunset ${API_VERSIONS[api].sunset})`);
+    const past = PROVIDER_APIS.filter((api) => daysUntil(API_VERSIONS[api].sunset, now) <= 0).map((api) => `${api} ${API_VERSIONS[api].version} (sunset ${API_VERSIONS[api].sunset})`);
     expect(past).toEqual([]);
   });
 
   it('states every row as a version, a calendar day and a source', () => {
-    for (const api of AD_APIS) {
+    for (const api of PROVIDER_APIS) {
       const row = API_VERSIONS[api];
       expect(row.version).not.toBe('');
       expect(row.sunset).toMatch(/^\d{4}-\d{2}-\d{2}$/);
@@ -43,7 +43,7 @@ describe('API versions', () => {
 
   it('keeps warning once a sunset has passed, soonest first, and honours a narrower window', () => {
     const warnings = sunsetWarnings(new Date('2099-12-31T12:00:00Z'));
-    expect(warnings.map((w) => w.api).sort()).toEqual([...AD_APIS].sort());
+    expect(warnings.map((w) => w.api).sort()).toEqual([...PROVIDER_APIS].sort());
     expect(warnings.map((w) => w.daysLeft)).toEqual([...warnings.map((w) => w.daysLeft)].sort((a, b) => a - b));
     expect(warnings.every((w) => w.daysLeft <= 0)).toBe(true);
     const sunset = Date.parse(`${API_VERSIONS.meta_graph.sunset}T00:00:00Z`);

@@ -1,12 +1,13 @@
-// The ad-platform APIs crm-sync calls, as data: which version each connector uses by default and the
-// day the provider stops answering it. A connector asks apiVersion(api, override) for the version to
-// put in its URL or header; an operator can pin another one per connection (ad_destinations.api_version).
+// The provider APIs crm-sync calls (ad platforms and CRMs), as data: which version each connector
+// uses by default and the day the provider stops answering it. A connector asks apiVersion(api,
+// override) for the version to put in its URL or header; an operator can pin another one per
+// connection (ad_destinations.api_version; a CRM connection's api_version setting).
 // sunsetWarnings() drives the start-up log line, the /readyz detail and the
 // sightline_crm_sync_api_sunset_days gauge; api-versions.test.ts fails once a default here is past
 // its sunset, so the table is bumped before a provider turns a version off.
-import type { AdConnectionPlatform } from '../writeback/connection';
+import type { AdConnectionPlatform } from './writeback/connection';
 
-export type AdApi = 'google_ads' | 'google_data_manager' | 'meta_graph' | 'linkedin_marketing';
+export type ProviderApi = 'google_ads' | 'google_data_manager' | 'meta_graph' | 'linkedin_marketing' | 'salesforce_rest' | 'pipedrive';
 
 export interface ApiVersionRow {
   version: string;
@@ -15,13 +16,13 @@ export interface ApiVersionRow {
   source: string;
 }
 
-export const AD_APIS: readonly AdApi[] = ['google_ads', 'google_data_manager', 'meta_graph', 'linkedin_marketing'];
+export const PROVIDER_APIS: readonly ProviderApi[] = ['google_ads', 'google_data_manager', 'meta_graph', 'linkedin_marketing', 'salesforce_rest', 'pipedrive'];
 
-/** Data Manager v1 has no announced sunset: a date far enough out that it never warns. */
+/** An API with no announced sunset (Data Manager v1, Salesforce v68.0, Pipedrive v2): a date far enough out that it never warns. */
 const NO_SUNSET_ANNOUNCED = '2099-12-31';
 
 // Facts as read on 2026-11-28: update a row's version, date and source together.
-export const API_VERSIONS: Record<AdApi, ApiVersionRow> = {
+export const API_VERSIONS: Record<ProviderApi, ApiVersionRow> = {
   // Google Ads API (REST; GAQL searchStream for spend). v26 is the major release of October 2026,
   // the version Google recommends starting with; its sunset is published as a month ("November
   // 2027", one year after release), so the first of that month is used to warn early enough.
@@ -52,21 +53,37 @@ export const API_VERSIONS: Record<AdApi, ApiVersionRow> = {
     sunset: '2027-03-16',
     source: 'https://learn.microsoft.com/en-us/linkedin/marketing/integrations/migrations',
   },
+  // Salesforce REST API: v68.0 is Winter '27 (October 2026). Salesforce supports a version at least
+  // three years and announces a retirement about a year ahead; none is announced for v68.0.
+  salesforce_rest: {
+    version: 'v68.0',
+    sunset: NO_SUNSET_ANNOUNCED,
+    source: 'https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/dome_versions.htm',
+  },
+  // Pipedrive: API v2 for lists and writes (v1 only for a deal's changelog, which v2 lacks); no
+  // end announced for either.
+  pipedrive: {
+    version: 'v2',
+    sunset: NO_SUNSET_ANNOUNCED,
+    source: 'https://pipedrive.readme.io/docs/pipedrive-api-v2',
+  },
 };
 
 /** The API an ad connection's `api_version` override pins (Google: the Google Ads API of spend pulls). */
-export const PLATFORM_API: Record<AdConnectionPlatform, AdApi> = { google_ads: 'google_ads', meta_ads: 'meta_graph', linkedin_ads: 'linkedin_marketing' };
+export const PLATFORM_API: Record<AdConnectionPlatform, ProviderApi> = { google_ads: 'google_ads', meta_ads: 'meta_graph', linkedin_ads: 'linkedin_marketing' };
 
 /** The form each API's versions take, for checking an operator's override. */
-export const VERSION_FORMATS: Record<AdApi, { pattern: RegExp; example: string }> = {
+export const VERSION_FORMATS: Record<ProviderApi, { pattern: RegExp; example: string }> = {
   google_ads: { pattern: /^v\d+$/, example: 'v26' },
   google_data_manager: { pattern: /^v\d+$/, example: 'v1' },
   meta_graph: { pattern: /^v\d+\.\d+$/, example: 'v25.0' },
   linkedin_marketing: { pattern: /^\d{6}(\.\d{2})?$/, example: '202603' },
+  salesforce_rest: { pattern: /^v\d{2,3}\.0$/, example: 'v68.0' },
+  pipedrive: { pattern: /^v\d+$/, example: 'v2' },
 };
 
 /** Why `version` cannot pin `api`, or null when it has the API's form. */
-export function versionProblem(api: AdApi, version: string): string | null {
+export function versionProblem(api: ProviderApi, version: string): string | null {
   const format = VERSION_FORMATS[api];
   return format.pattern.test(version) ? null : `api_version "${version}" is not a ${api} version (such as ${format.example})`;
 }
@@ -75,13 +92,13 @@ export function versionProblem(api: AdApi, version: string): string | null {
 export const SUNSET_WARNING_DAYS = 60;
 
 /** The version a connector should call: the connection's override when an operator set one, else the table's. */
-export function apiVersion(api: AdApi, override?: string | null): string {
+export function apiVersion(api: ProviderApi, override?: string | null): string {
   const pinned = override?.trim();
   return pinned ? pinned : API_VERSIONS[api].version;
 }
 
 export interface SunsetWarning {
-  api: AdApi;
+  api: ProviderApi;
   version: string;
   sunset: string;
   /** Whole days from `now` to the sunset day (0 on the day, negative once past). */
@@ -99,7 +116,7 @@ export function daysUntil(sunset: string, now: Date): number {
 
 /** Each default version within `withinDays` of its sunset (or already past it), soonest first. */
 export function sunsetWarnings(now: Date, withinDays = SUNSET_WARNING_DAYS): SunsetWarning[] {
-  return AD_APIS.map((api) => ({ api, version: API_VERSIONS[api].version, sunset: API_VERSIONS[api].sunset, daysLeft: daysUntil(API_VERSIONS[api].sunset, now) }))
+  return PROVIDER_APIS.map((api) => ({ api, version: API_VERSIONS[api].version, sunset: API_VERSIONS[api].sunset, daysLeft: daysUntil(API_VERSIONS[api].sunset, now) }))
     .filter((w) => w.daysLeft <= withinDays)
     .sort((a, b) => a.daysLeft - b.daysLeft);
 }
@@ -107,6 +124,6 @@ export function sunsetWarnings(now: Date, withinDays = SUNSET_WARNING_DAYS): Sun
 /** One line per warning, as the start-up log and /readyz state it. */
 export function sunsetMessage(w: SunsetWarning): string {
   return w.daysLeft <= 0
-    ? `${w.api} ${w.version} reached its sunset on ${w.sunset}: requests fail until ads/api-versions.ts (or the connection's api_version) moves to a supported version`
-    : `${w.api} ${w.version} reaches its sunset on ${w.sunset} (${w.daysLeft} days left): move ads/api-versions.ts to a newer version`;
+    ? `${w.api} ${w.version} reached its sunset on ${w.sunset}: requests fail until src/api-versions.ts (or the connection's api_version) moves to a supported version`
+    : `${w.api} ${w.version} reaches its sunset on ${w.sunset} (${w.daysLeft} days left): move src/api-versions.ts to a newer version`;
 }
