@@ -99,4 +99,19 @@ describe('createQueueWorker', () => {
     expect(q.released).toEqual([2, 3]);
     expect(q.due).toEqual([4, 5]);
   });
+
+  it('hands each claimed batch to workBatch whole, and a failing batch to onError without stopping the round', async () => {
+    const q = queueOf([1, 2, 3, 4, 5]);
+    const batches: number[][] = [];
+    const worker = createQueueWorker(q.options({
+      workBatch: async (rows) => {
+        batches.push(rows);
+        if (rows.includes(3)) throw new Error('provider down');
+      },
+    }));
+    await expect(worker.runDue()).resolves.toBe(5);
+    expect(batches).toEqual([[1, 2], [3, 4], [5]]);
+    expect(q.worked).toEqual([]);
+    expect(q.errors).toEqual([null]);
+  });
 });

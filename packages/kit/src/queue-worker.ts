@@ -8,6 +8,11 @@ export interface QueueWorkerOptions<Row> {
   claim: (now: Date, leaseUntil: Date, limit: number) => Promise<Row[]>;
   /** Works one claimed row; a throw is logged and the row comes back when its lease ends. */
   work: (row: Row) => Promise<void>;
+  /**
+   * Works a claimed batch at once instead (rows a provider takes in one call); a throw is logged and
+   * the batch's rows come back when their lease ends. Default: each row by `work`.
+   */
+  workBatch?: (rows: Row[]) => Promise<void>;
   /** Gives back a claimed row not worked because the worker is stopping (else its lease runs out). */
   release?: (row: Row) => Promise<void>;
   /** Says what went wrong, where a row or a round fails unexpectedly. */
@@ -49,6 +54,16 @@ export function createQueueWorker<Row>(options: QueueWorkerOptions<Row>): QueueW
     return worked;
   };
 
+  const workBatch = async (work: (rows: Row[]) => Promise<void>, rows: Row[]): Promise<number> => {
+    if (rows.length === 0) return 0;
+    if (stopped) {
+      for (const row of rows) await options.release?.(row);
+      return 0;
+    }
+    await work(rows).catch((error: unknown) => options.onError(error, null));
+    return rows.length;
+  };
+
   const loop = async (): Promise<number> => {
     let worked = 0;
     do {
@@ -57,7 +72,7 @@ export function createQueueWorker<Row>(options: QueueWorkerOptions<Row>): QueueW
         if (stopped) return worked;
         const now = options.now();
         const rows = await options.claim(now, new Date(now.getTime() + options.leaseMs), options.batchSize);
-        worked += await workAll(rows);
+        worked += options.workBatch ? await workBatch(options.workBatch, rows) : await workAll(rows);
         if (rows.length < options.batchSize) break;
       }
     } while (again);

@@ -317,7 +317,6 @@ const fieldOf = (def: ObjectDef, name: string): FieldDef | undefined => def.byNa
 /** Internal row: datetimes as epoch ms, dates as 'YYYY-MM-DD', everything else as JSON. */
 type Row = Record<string, string | number | boolean | null>;
 
-const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
 
 /** REST JSON datetime form: 2026-11-01T00:00:00.000+0000. */
 export function sfDateTime(ms: number): string {

@@ -50,11 +50,26 @@ export interface PushTarget {
   crm_id?: string | null;
 }
 
+/** One outcome of a batch write-back, with the record the caller knows for it. */
+export interface PushItem {
+  request: OutcomeWritebackRequestedV1;
+  target?: PushTarget;
+}
+
+/** What became of one item of a batch write-back, in the items' order. */
+export type PushOutcome = { ok: true; result: PushResult } | { ok: false; error: ProviderError };
+
 export interface Connector {
   readonly provider: string;
   pull(ctx: PullContext): AsyncIterable<PullPage>;
   /** Writes the outcome onto the provider's record of the contact; throws ProviderError on failure. */
   push(credentials: Credentials, request: OutcomeWritebackRequestedV1, signal: AbortSignal, target?: PushTarget, settings?: ConnectionSettings): Promise<PushResult>;
+  /**
+   * Writes many outcomes with the provider's batch call (Salesforce: sObject Collections), one
+   * outcome per item in order; a throw (login refused, provider down) fails every item alike.
+   * Without it, outcomes are pushed one by one.
+   */
+  pushMany?(credentials: Credentials, items: PushItem[], signal: AbortSignal, settings?: ConnectionSettings): Promise<PushOutcome[]>;
   /** Checks credentials before they are stored: a description of what is wrong, or null when usable. */
   validateCredentials?(credentials: Credentials): string | null;
   /** Checks settings before they are stored: a description of what is wrong, or null when usable. */

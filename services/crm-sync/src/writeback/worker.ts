@@ -7,7 +7,7 @@ import { createQueueWorker, type Outbox, type QueueWorker, type SqlStore } from 
 import type { OutcomeWritebackRequestedV1 } from '@sightline/proto-schemas';
 import type { Logger } from 'pino';
 import type { CredentialsBox } from '../connections/credentials';
-import { ProviderError, type Connector, type Credentials } from '../connectors/connector';
+import { ProviderError, type Connector, type Credentials, type PushOutcome, type PushResult } from '../connectors/connector';
 import type { CrmSyncOptions } from '../deps';
 import { retryDelayMs, type RetryPolicy } from './backoff';
 import { recordAdPush } from '../ads/ad-metrics';
@@ -53,6 +53,7 @@ export function createWorker(deps: WorkerDeps): Worker {
   return createQueueWorker<WritebackRow>({
     claim: (now, leaseUntil, limit) => claimDue(deps.sql, now, leaseUntil, limit),
     work: (row) => processRow(deps, row),
+    workBatch: (rows) => processBatch(deps, rows),
     onError: (error, row) => deps.logger.error({ err: error, writeback: row?.id }, row ? 'write-back: row failed unexpectedly; it is retried when its lease ends' : 'write-back: queue round failed'),
     now: deps.now,
     leaseMs: deps.leaseMs,
@@ -61,20 +62,79 @@ export function createWorker(deps: WorkerDeps): Worker {
 }
 
 async function processRow(deps: WorkerDeps, row: WritebackRow): Promise<void> {
+  let attempt: Attempt | { kind: 'failed'; error: unknown };
+  try {
+    attempt = row.target === 'crm' ? await pushToCrm(deps, row) : await uploadToAdPlatform(deps, row, row.target);
+  } catch (error) {
+    attempt = { kind: 'failed', error };
+  }
+  await recordAttempt(deps, row, attempt);
+}
+
+/**
+ * A claimed batch: CRM rows of one website whose connector takes many outcomes in one call
+ * (Salesforce's sObject Collections) go together; every other row is worked alone, in claim order.
+ */
+async function processBatch(deps: WorkerDeps, rows: WritebackRow[]): Promise<void> {
+  const crmByWebsite = new Map<string, WritebackRow[]>();
+  for (const row of rows) {
+    if (row.target !== 'crm') continue;
+    const group = crmByWebsite.get(row.website_id);
+    if (group) group.push(row);
+    else crmByWebsite.set(row.website_id, [row]);
+  }
+  const batched = new Set<WritebackRow>();
+  for (const group of crmByWebsite.values()) {
+    if (group.length < 2) continue;
+    const done = await pushCrmBatch(deps, group);
+    for (const row of done) batched.add(row);
+  }
+  for (const row of rows) {
+    if (batched.has(row)) continue;
+    await processRow(deps, row).catch((error: unknown) => deps.logger.error({ err: error, writeback: row.id }, 'write-back: row failed unexpectedly; it is retried when its lease ends'));
+  }
+}
+
+/** One website's CRM rows in the connector's batch call; returns the rows it recorded (none when the connector has no batch call). */
+async function pushCrmBatch(deps: WorkerDeps, rows: WritebackRow[]): Promise<WritebackRow[]> {
+  const connection = await opened(() => loadConnection(deps.sql, rows[0]!.website_id, deps.box)).catch(() => null);
+  const connector = connection === null ? null : deps.connectorFor(connection.provider, deps.options);
+  if (connection === null || !connector?.pushMany) return [];
+  const items = await Promise.all(rows.map(async (row) => {
+    const request = row.payload as OutcomeWritebackRequestedV1;
+    const crmId = await knownCrmRecord(deps.sql, row.website_id, connection.provider, row.conversion_id, request.email);
+    return { request, ...(crmId === null ? {} : { target: { crm_id: crmId } }) };
+  }));
+  let outcomes: PushOutcome[];
+  try {
+    outcomes = await connector.pushMany(connection.credentials, items, AbortSignal.timeout(deps.callTimeoutMs), connection.settings);
+  } catch (error) {
+    // The call as a whole failed (login, outage): every row fails alike, each with its own backoff.
+    outcomes = rows.map(() => ({ ok: false, error: error as ProviderError }));
+  }
+  for (const [i, row] of rows.entries()) {
+    const outcome = outcomes[i];
+    const attempt: Attempt | { kind: 'failed'; error: unknown } = outcome?.ok
+      ? { kind: 'written', result: writtenResult(connection.provider, outcome.result), crmProvider: connection.provider }
+      : { kind: 'failed', error: outcome?.error ?? new ProviderError('no answer for this outcome in the batch', null, true) };
+    await recordAttempt(deps, row, attempt);
+  }
+  return rows;
+}
+
+/** Records what an attempt came to, with its status message, in one transaction. */
+async function recordAttempt(deps: WorkerDeps, row: WritebackRow, attempt: Attempt | { kind: 'failed'; error: unknown }): Promise<void> {
   let update: RowUpdate;
   let crmProvider: string | null = null;
-  try {
-    const attempt = row.target === 'crm' ? await pushToCrm(deps, row) : await uploadToAdPlatform(deps, row, row.target);
-    if (attempt.kind === 'written') {
-      update = { status: 'done', detail: attempt.result.detail, externalId: attempt.result.externalId, attempted: true };
-      crmProvider = attempt.crmProvider ?? null;
-    } else if (attempt.kind === 'skipped') {
-      update = { status: 'skipped', detail: attempt.detail, attempted: false };
-    } else {
-      update = { status: 'dead', error: attempt.detail, detail: attempt.detail, attempted: false };
-    }
-  } catch (error) {
-    update = failure(deps, row, error);
+  if (attempt.kind === 'written') {
+    update = { status: 'done', detail: attempt.result.detail, externalId: attempt.result.externalId, attempted: true };
+    crmProvider = attempt.crmProvider ?? null;
+  } else if (attempt.kind === 'skipped') {
+    update = { status: 'skipped', detail: attempt.detail, attempted: false };
+  } else if (attempt.kind === 'dead') {
+    update = { status: 'dead', error: attempt.detail, detail: attempt.detail, attempted: false };
+  } else {
+    update = failure(deps, row, attempt.error);
   }
   const now = deps.now();
   await deps.sql.transaction(async (tx) => {
@@ -131,9 +191,12 @@ async function pushToCrm(deps: WorkerDeps, row: WritebackRow): Promise<Attempt> 
   const crmId = await knownCrmRecord(deps.sql, row.website_id, connection.provider, row.conversion_id, request.email);
   const target = crmId === null ? undefined : { crm_id: crmId };
   const result = await connector.push(connection.credentials, request, AbortSignal.timeout(deps.callTimeoutMs), target, connection.settings);
+  return { kind: 'written', result: writtenResult(connection.provider, result), crmProvider: connection.provider };
+}
+
+function writtenResult(provider: string, result: PushResult): UploadResult {
   const fields = Object.keys(result.fields);
-  const detail = `written to ${connection.provider} record ${result.crm_id}${fields.length > 0 ? `: ${fields.join(', ')}` : ''}`;
-  return { kind: 'written', result: { detail, externalId: result.crm_id }, crmProvider: connection.provider };
+  return { detail: `written to ${provider} record ${result.crm_id}${fields.length > 0 ? `: ${fields.join(', ')}` : ''}`, externalId: result.crm_id };
 }
 
 async function uploadToAdPlatform(deps: WorkerDeps, row: WritebackRow, platform: AdPlatform): Promise<Attempt> {

@@ -12,7 +12,7 @@ import { ProviderError } from '../connector';
 import { credentialsFlow, SalesforceAuth, SALESFORCE_LOGIN_URL } from './auth';
 import { SalesforceHttp } from './http';
 import { pullSalesforce } from './pull';
-import { pushToSalesforce } from './push';
+import { pushManyToSalesforce, pushToSalesforce } from './push';
 import { parseSalesforceSettings, SalesforceSettingsError } from './settings';
 
 export interface SalesforceConnectorOptions {
@@ -46,6 +46,10 @@ export function createSalesforceConnector(options: SalesforceConnectorOptions = 
     push(credentials, request, signal, target, rawSettings) {
       const settings = settingsOf(rawSettings);
       return pushToSalesforce(new SalesforceHttp(auth, credentials, settings.api_version, signal, timeoutMs), request, settings, target);
+    },
+    pushMany(credentials, items, signal, rawSettings) {
+      const settings = settingsOf(rawSettings);
+      return pushManyToSalesforce(new SalesforceHttp(auth, credentials, settings.api_version, signal, timeoutMs), items, settings);
     },
     validateCredentials(credentials) {
       const flow = credentialsFlow(credentials);

@@ -14,7 +14,6 @@ import { stageHistory, type SfRecord } from './mapping';
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const CLIENT = '3MVG9sightline.test.client';
 const USER = 'integration@sightline.test';
-const DAY = 86_400_000;
 
 async function collect(pages: AsyncIterable<PullPage>, limit = Number.POSITIVE_INFINITY): Promise<PullPage[]> {
   const out: PullPage[] = [];
