@@ -11,14 +11,13 @@
 // whose consent for ad personalisation is denied is sent to none. Written once, run on both profiles;
 // the kill -9 of a crm-sync process mid-push is in ad-conversions.int.test.ts (helpers below).
 import { createHash, randomUUID } from 'node:crypto';
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { RunningProcess } from '@sightline/kit';
 import { startAdPlatformsServer, type AdPlatformsServer } from '../services/crm-sync/test/ad-platforms-server';
 import { startDataManagerServer, type DataManagerServer } from '../services/crm-sync/test/google-data-manager-server';
 import { FakeHubspot } from '../services/crm-sync/test/hubspot-server';
 import { startLinkedinConversionsServer, type LinkedinConversionsServer } from '../services/crm-sync/test/linkedin-conversions-server';
 import { adminOf } from './admin-client';
+import { holdingProxy, type HoldingProxy } from './crm-e2e';
 import { sendVisit } from './collect-client';
 import type { DriverProfile } from './ingest.suite';
 import { startStack, type Stack } from './stack';
@@ -29,66 +28,6 @@ const MINUTE = 60_000;
 export const AD_CONVERSION_SERVICES = ['gateway', 'ingest', 'attribution', 'contacts', 'crm-sync'];
 export const DEAL_WON_RULES = [{ outcome: 'stage', stage: 'deal_won', value: 'sales_value' }];
 export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
-
-/**
- * A pass-through proxy in front of a stand-in that can hold answers: the request reaches the
- * stand-in (which accepts the event), but while holding, its answer never comes back to the caller,
- * as when the caller dies mid-call.
- */
-export interface HoldingProxy {
-  url: string;
-  holding: boolean;
-  /** Requests whose answers are held. */
-  held: number;
-  close(): Promise<void>;
-}
-
-export async function holdingProxy(target: string): Promise<HoldingProxy> {
-  const parked: ServerResponse[] = [];
-  const state = { holding: false, held: 0 };
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const upstream = httpRequest(`${target}${req.url ?? '/'}`, { method: req.method, headers: { ...req.headers, host: new URL(target).host } }, (answer) => {
-        const body: Buffer[] = [];
-        answer.on('data', (c: Buffer) => body.push(c));
-        answer.on('end', () => {
-          if (state.holding) {
-            state.held += 1;
-            parked.push(res);
-            return;
-          }
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          res.end(Buffer.concat(body));
-        });
-      });
-      upstream.on('error', () => {
-        res.writeHead(502);
-        res.end();
-      });
-      upstream.end(Buffer.concat(chunks));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    get holding() {
-      return state.holding;
-    },
-    set holding(value: boolean) {
-      state.holding = value;
-    },
-    get held() {
-      return state.held;
-    },
-    close: async () => {
-      for (const res of parked) res.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 /** The three conversion stand-ins and the CRM, each behind a proxy that can hold answers. */
 export interface AdStandIns {
@@ -117,7 +56,9 @@ export async function startAdStandIns(): Promise<AdStandIns> {
   const google = await startDataManagerServer({ accessTokens: ['google-token'], accounts: ['1234567890'], conversionActions: ['42'] });
   const meta = await startAdPlatformsServer({ metaAccessToken: 'meta-token' });
   const linkedin = await startLinkedinConversionsServer({ accessToken: 'linkedin-token', conversionRules: ['104012'] });
-  const proxies = { google: await holdingProxy(google.url), meta: await holdingProxy(meta.url), linkedin: await holdingProxy(linkedin.url) };
+  // The uploads are POSTs: those are the answers held.
+  const hold = (url: string): Promise<HoldingProxy> => holdingProxy(url, undefined, ['POST']);
+  const proxies = { google: await hold(google.url), meta: await hold(meta.url), linkedin: await hold(linkedin.url) };
   return {
     hubspot, google, meta, linkedin, proxies,
     env: {

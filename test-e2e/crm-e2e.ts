@@ -249,10 +249,11 @@ export async function expectJourneys(api: PublicApi, browsers: Browsed[]): Promi
 // ───────────────────────────── a proxy that holds a provider's answers ─────────────────────────────
 
 /**
- * A pass-through proxy in front of a provider's stand-in. While `holding`, a PATCH reaches the
- * stand-in (which applies it) but its answer never comes back, as when the caller dies mid-call.
- * Every PATCH body is recorded. `rewrite` may change an answer (status 200 ones) on its way back,
- * given the request path and the proxy's own URL.
+ * A pass-through proxy in front of a provider's stand-in. While `holding`, a write (PATCH by
+ * default; `holdMethods` names others, e.g. an ad platform's POST uploads) reaches the stand-in
+ * (which applies it) but its answer never comes back, as when the caller dies mid-call. Every
+ * PATCH body is recorded. `rewrite` may change an answer (status 200 ones) on its way back, given
+ * the request path and the proxy's own URL.
  */
 export interface HoldingProxy {
   url: string;
@@ -262,7 +263,11 @@ export interface HoldingProxy {
   close(): Promise<void>;
 }
 
-export async function holdingProxy(target: string, rewrite?: (path: string, answer: Buffer, proxyUrl: string) => Buffer): Promise<HoldingProxy> {
+export async function holdingProxy(
+  target: string,
+  rewrite?: (path: string, answer: Buffer, proxyUrl: string) => Buffer,
+  holdMethods: readonly string[] = ['PATCH'],
+): Promise<HoldingProxy> {
   const parked: ServerResponse[] = [];
   const state = { holding: false, held: 0, url: '' };
   const patches: { path: string; body: Json }[] = [];
@@ -278,7 +283,7 @@ export async function holdingProxy(target: string, rewrite?: (path: string, answ
         const body: Buffer[] = [];
         answer.on('data', (c: Buffer) => body.push(c));
         answer.on('end', () => {
-          if (state.holding && req.method === 'PATCH') {
+          if (state.holding && holdMethods.includes(req.method ?? '')) {
             state.held += 1;
             parked.push(res);
             return;
