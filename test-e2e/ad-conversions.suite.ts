@@ -17,7 +17,7 @@ import { startDataManagerServer, type DataManagerServer } from '../services/crm-
 import { FakeHubspot } from '../services/crm-sync/test/hubspot-server';
 import { startLinkedinConversionsServer, type LinkedinConversionsServer } from '../services/crm-sync/test/linkedin-conversions-server';
 import { adminOf } from './admin-client';
-import { holdingProxy, type HoldingProxy } from './crm-e2e';
+import { crmAdmin, holdingProxy, type CrmAdmin, type HoldingProxy } from './crm-e2e';
 import { sendVisit } from './collect-client';
 import type { DriverProfile } from './ingest.suite';
 import { startStack, type Stack } from './stack';
@@ -88,19 +88,8 @@ export const waitFor = async <T>(what: string, probe: () => Promise<T | undefine
   }
 };
 
-/** Admin calls on a crm-sync (or all-in-one) admin port. */
-export function crmAdmin(adminUrl: string, token: string) {
-  return async (method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> => {
-    const r = await fetch(`${adminUrl}/admin${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: r.status, body: (await r.json().catch(() => ({}))) as Json };
-  };
-}
-
-type Admin = ReturnType<typeof crmAdmin>;
+export { crmAdmin };
+type Admin = CrmAdmin;
 
 /** Connects Google (Data Manager API), Meta and LinkedIn with a deal_won rule, and HubSpot. Returns the connection id. */
 export async function connectAll(admin: Admin, website: { id: string; workspace_id: string }, hubspot: FakeHubspot): Promise<string> {
